@@ -1,0 +1,121 @@
+"""The one error hierarchy of polykrnl.
+
+Every error a user can see subclasses :class:`PolykrnlError` and carries what
+is needed to fix it: a message, the source location (file, line, column and
+the text of the line, so it can be shown with a caret), and a hint.
+Internal invariants use ``assert`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A point in a source: 1-based line and column, and the line's text if known."""
+
+    file: str
+    line: int
+    column: int
+    line_text: str | None = None
+    length: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def caret_lines(self) -> list[str]:
+        """The source line and a caret line under the offending token."""
+        if self.line_text is None:
+            return []
+        text = self.line_text.rstrip("\n").expandtabs(1)
+        pad = " " * (self.column - 1)
+        return [f"  {text}", f"  {pad}{'^' * max(1, self.length)}"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem: what, where, and how to fix it."""
+
+    message: str
+    location: SourceLocation | None = None
+    hint: str | None = None
+
+    def render(self, default_file: str = "<input>") -> str:
+        where = str(self.location) if self.location else default_file
+        lines = [f"error: {where}: {self.message}"]
+        if self.location:
+            lines += self.location.caret_lines()
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class PolykrnlError(Exception):
+    """Base of every user-facing polykrnl error."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.hint = hint
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(self.message, self.location, self.hint)
+
+    def render(self, default_file: str = "<input>") -> str:
+        """The full text the CLI prints: `error: FILE:LINE:COL: message`, caret, hint."""
+        return self.diagnostic.render(default_file)
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{where}{self.message}{hint}"
+
+
+class ParseError(PolykrnlError):
+    """The text is not valid MLIR, or not valid Krnl."""
+
+
+class VerifyError(PolykrnlError):
+    """The program breaks a structural or scoping rule.
+
+    Raised on the first problem; ``errors`` lists every problem found, in
+    program order.
+    """
+
+    def __init__(self, errors: Sequence[Diagnostic]) -> None:
+        assert errors, "VerifyError needs at least one diagnostic"
+        first = errors[0]
+        super().__init__(first.message, location=first.location, hint=first.hint)
+        self.errors: tuple[Diagnostic, ...] = tuple(errors)
+
+    def render(self, default_file: str = "<input>") -> str:
+        return "\n".join(d.render(default_file) for d in self.errors)
+
+
+class UnknownFunctionError(PolykrnlError, KeyError):
+    """A function name that the module does not define."""
+
+    def __str__(self) -> str:
+        return PolykrnlError.__str__(self)
+
+
+class ArgumentError(PolykrnlError):
+    """Arguments given to run a function do not match its signature."""
+
+
+class InterpretError(PolykrnlError):
+    """The reference interpreter met a run-time problem (out of bounds, unknown call...)."""
+
+
+class UnsupportedError(PolykrnlError):
+    """A construct that polykrnl does not handle (yet); the message says which and where."""

@@ -1,0 +1,311 @@
+"""Modules and functions: parsing Krnl MLIR text into xDSL IR and printing it back.
+
+Every parsed op gets a `FileLineColLoc` pointing at its name in the source, so
+that later stages (verifier, interpreter, schedule errors) can show the
+offending line with a caret. Printing never shows these locations.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import linecache
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import cast
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError as XParseError
+from xdsl.utils.lexer import Span
+
+from polykrnl.errors import ParseError, SourceLocation, UnknownFunctionError
+from polykrnl.model.dialect import Krnl
+
+DIALECTS = (
+    builtin.Builtin,
+    func.Func,
+    arith.Arith,
+    math.Math,
+    memref.MemRef,
+    affine.Affine,
+    scf.Scf,
+    Krnl,
+)
+
+
+@cache
+def context() -> Context:
+    """The one xDSL context of the process, with every dialect polykrnl reads."""
+    ctx = Context()
+    for d in DIALECTS:
+        ctx.load_dialect(d)
+    return ctx
+
+
+class _LineIndex:
+    """Offset -> (line, column) for one source text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def location(self, file: str, offset: int, length: int = 1) -> SourceLocation:
+        line = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        end = self.text.find("\n", start)
+        line_text = self.text[start : end if end >= 0 else len(self.text)]
+        return SourceLocation(file, line + 1, offset - start + 1, line_text, max(1, length))
+
+
+class _LocatingParser(Parser):
+    """xDSL's parser, recording where each op's name stands in the source."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        super().__init__(context(), text, filename)
+        self._filename = filename
+        self._index = _LineIndex(text)
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        if isinstance(op.location, FileLineColLoc):
+            return op  # an explicit loc(...) in the text wins
+        name_re = re.compile(r'(?<![%\w.$#"])"?' + re.escape(op.name) + r"\b")
+        m = name_re.search(self._index.text, start)
+        offset = m.start() + (1 if m and m.group().startswith('"') else 0) if m else start
+        loc = self._index.location(self._filename, offset, len(op.name))
+        op.location = FileLineColLoc(StringAttr(self._filename), IntAttr(loc.line), IntAttr(loc.column))
+        return op
+
+
+_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        r"does not have a custom format",
+        "this op has no custom syntax in the Krnl op reference: write it in the generic "
+        'form, e.g. %y = "krnl.erf"(%x) : (f32) -> f32',
+    ),
+    (
+        r"is not registered",
+        "polykrnl reads the builtin, func, arith, math, memref, affine, scf and krnl "
+        "dialects: check the op name",
+    ),
+    (r"undefined|not defined|was not found", "define the value before it is used"),
+    (
+        r"multiple results requires '(max|min)' prefix",
+        "write `max` before a multi-result lower bound map and `min` before an upper one",
+    ),
+    (r"expected.*type|type.*expected", "check the types after `:` against the op syntax"),
+)
+
+
+def _hint_for(message: str) -> str:
+    for pattern, hint in _HINTS:
+        if re.search(pattern, message):
+            return hint
+    return "compare the line with the syntax in the Krnl op reference"
+
+
+def _parse_error(index: _LineIndex, filename: str, span: Span[str] | None, msg: str) -> ParseError:
+    offset = span.start if span is not None else len(index.text)
+    length = (span.end - span.start) if span is not None else 1
+    loc = index.location(filename, min(offset, max(0, len(index.text) - 1)), length)
+    return ParseError(msg, location=loc, hint=_hint_for(msg))
+
+
+_COMMENT_OR_SPACE = re.compile(r"(\s|//[^\n]*)*")
+
+
+def parse(text: str, filename: str = "<string>") -> Module:
+    """Parse Krnl MLIR text (a `module` or bare functions) into a :class:`Module`.
+
+    Raises :class:`polykrnl.errors.ParseError` for any malformed input, with
+    the location and a hint; never an xDSL exception.
+    """
+    index = _LineIndex(text)
+    if _COMMENT_OR_SPACE.fullmatch(text):
+        raise ParseError(
+            "the input holds no operations",
+            location=SourceLocation(filename, 1, 1, text.split("\n", 1)[0] if text else ""),
+            hint="give a module with at least one func.func",
+        )
+    if "\x00" in text:
+        raise ParseError(
+            "the input contains a NUL character: it is not MLIR text",
+            location=index.location(filename, text.index("\x00")),
+            hint="pass a Krnl .mlir text file",
+        )
+    parser: _LocatingParser | None = None
+    try:
+        parser = _LocatingParser(text, filename)
+        op = parser.parse_module()
+    except XParseError as e:
+        span = _better_span(text, cast(Span[str], e.span), e.msg)
+        raise _parse_error(index, filename, span, e.msg) from None
+    except Exception as e:  # xDSL raises plain exceptions from some op constructors
+        span = parser._current_token.span if parser is not None else None
+        raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
+    return Module(op, source=text, filename=filename)
+
+
+def _better_span(text: str, span: Span[str], msg: str) -> Span[str]:
+    """Point at the offending name where xDSL points at the token after it."""
+    if m := re.match(r"Operation (\S+) is not registered", msg):
+        at = text.rfind(m.group(1), 0, span.start + 1)
+        if at >= 0:
+            return Span(at, at + len(m.group(1)), span.input)
+    if m := re.match(r"values used but not defined: \[(%[^,\]]+)", msg):
+        use = re.search(re.escape(m.group(1)) + r"(?![\w$.])", text)
+        if use:
+            return Span(use.start(), use.end(), span.input)
+    return span
+
+
+def load(path: str | Path) -> Module:
+    """Read and parse a Krnl MLIR file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ParseError(
+            f"cannot read {p}: {e.strerror or e}",
+            location=None,
+            hint="check the path and its permissions",
+        ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        good = data[: e.start].decode("utf-8", errors="replace")
+        index = _LineIndex(good + " ")
+        raise ParseError(
+            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+            location=index.location(str(p), len(good)),
+            hint="pass a Krnl .mlir text file",
+        ) from None
+    return parse(text, str(p))
+
+
+# ------------------------------------------------------------------ wrappers
+
+
+def print_ir(op: Operation, *, generic: bool = False) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(op)
+    return out.getvalue().rstrip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A function argument: its SSA name (without `%`) and its type."""
+
+    name: str
+    type: Attribute
+
+
+class Module:
+    """A parsed (or built) Krnl module: its functions, source and printers.
+
+    Treat it as a value: polykrnl never mutates a Module it handed out, and
+    transformations produce new objects.
+    """
+
+    __slots__ = ("_index", "filename", "op", "source")
+
+    def __init__(self, op: ModuleOp, *, source: str | None = None, filename: str = "<string>"):
+        self.op = op
+        self.source = source
+        self.filename = filename
+        self._index = _LineIndex(source) if source is not None else None
+
+    @property
+    def functions(self) -> tuple[Function, ...]:
+        return tuple(
+            Function(self, f) for f in self.op.body.block.ops if isinstance(f, func.FuncOp)
+        )
+
+    def __getitem__(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        names = ", ".join(f.name for f in self.functions) or "none"
+        raise UnknownFunctionError(
+            f"no function named '{name}' in {self.filename}",
+            hint=f"the module defines: {names}",
+        )
+
+    def __iter__(self) -> Iterator[Function]:
+        return iter(self.functions)
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def print(self, *, generic: bool = False) -> str:
+        """MLIR text of the module (custom syntax, or the generic form)."""
+        return print_ir(self.op, generic=generic)
+
+    def __str__(self) -> str:
+        return self.print()
+
+    def __repr__(self) -> str:
+        names = ", ".join(f.name for f in self.functions)
+        return f"<polykrnl.Module {self.filename!r}: {names}>"
+
+    def location(self, op: Operation) -> SourceLocation | None:
+        """Where `op` stands in its source (the parsed text or the builder's Python file)."""
+        return location_of(op, self)
+
+
+def location_of(op: Operation, module: Module | None = None) -> SourceLocation | None:
+    loc = op.location
+    if not isinstance(loc, FileLineColLoc):
+        return None
+    file, line, col = loc.filename.data, loc.line.data, loc.column.data
+    if module is not None and module._index is not None and file == module.filename:
+        idx = module._index
+        if 1 <= line <= len(idx.starts):
+            return idx.location(file, idx.starts[line - 1] + col - 1, len(op.name))
+    text = linecache.getline(file, line) or None
+    return SourceLocation(file, line, col, text, len(op.name) if text else 1)
+
+
+@dataclass(frozen=True, eq=False)
+class Function:
+    """One `func.func` of a module."""
+
+    module: Module
+    op: func.FuncOp
+
+    @property
+    def name(self) -> str:
+        return self.op.sym_name.data
+
+    @property
+    def arguments(self) -> tuple[Argument, ...]:
+        return tuple(
+            Argument(a.name_hint or f"arg{i}", a.type)
+            for i, a in enumerate(self.op.body.block.args)
+        )
+
+    @property
+    def result_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.op.function_type.outputs.data)
+
+    def print(self, *, generic: bool = False) -> str:
+        return print_ir(self.op, generic=generic)
+
+    def __str__(self) -> str:
+        return self.print()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"%{a.name}: {a.type}" for a in self.arguments)
+        return f"<polykrnl.Function @{self.name}({args})>"
+
+    def location(self, op: Operation) -> SourceLocation | None:
+        return location_of(op, self.module)

@@ -48,7 +48,6 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
-    BaseAttr,
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
@@ -180,8 +179,7 @@ class DefineLoopsOp(IRDLOperation):
     def verify_(self) -> None:
         if self.num_loops.value.data != len(self.loops):
             raise VerifyException(
-                f"krnl.define_loops {self.num_loops.value.data} defines "
-                f"{len(self.loops)} handles"
+                f"krnl.define_loops {self.num_loops.value.data} defines {len(self.loops)} handles"
             )
 
     @classmethod
@@ -466,6 +464,10 @@ class TerminateOp(IRDLOperation):
     traits = traits_def(IsTerminator())
 
 
+EntrySpec = tuple[SSAValue, AffineMap, Sequence[SSAValue], AffineMap, Sequence[SSAValue]]
+"""(handle, lb map, lb operands, ub map, ub operands) of one `with` entry."""
+
+
 @dataclass(frozen=True)
 class IterateEntry:
     """One `%handle -> %iv = LB to UB` entry of a krnl.iterate `with` list."""
@@ -536,7 +538,7 @@ class IterateOp(IRDLOperation):
     @staticmethod
     def make(
         optimized: Sequence[SSAValue],
-        entries: Sequence[tuple[SSAValue, AffineMap, Sequence[SSAValue], AffineMap, Sequence[SSAValue]]],
+        entries: Sequence[EntrySpec],
         iter_inits: Sequence[SSAValue] = (),
         body: Region | None = None,
     ) -> IterateOp:
@@ -548,9 +550,7 @@ class IterateOp(IRDLOperation):
             maps += [AffineMapAttr(lb), AffineMapAttr(ub)]
         operands += list(iter_inits)
         if body is None:
-            body = Region(
-                Block(arg_types=[INDEX] * len(entries) + [v.type for v in iter_inits])
-            )
+            body = Region(Block(arg_types=[INDEX] * len(entries) + [v.type for v in iter_inits]))
         return IterateOp.build(
             operands=[operands],
             result_types=[[v.type for v in iter_inits]],
@@ -577,8 +577,7 @@ class IterateOp(IRDLOperation):
         want = [INDEX] * n_loops + list(self.result_types)
         if list(block.arg_types) != want:
             raise VerifyException(
-                "krnl.iterate body arguments must be one index per loop followed by "
-                "the iter_args"
+                "krnl.iterate body arguments must be one index per loop followed by the iter_args"
             )
         for v in self.optimized_loops:
             if not isinstance(v.type, LoopType):
@@ -610,22 +609,45 @@ class IterateOp(IRDLOperation):
         optimized = parser.resolve_operands(optimized_u, [LOOP] * len(optimized_u), pos)
         parser.parse_keyword("with")
 
-        entries: list[tuple[SSAValue, AffineMap, Sequence[SSAValue], AffineMap, Sequence[SSAValue]]] = []
+        entries: list[EntrySpec] = []
         ivs: list[Parser.UnresolvedArgument] = []
+
+        def reject_own_values(used: Sequence[SSAValue], start: int, what: str) -> None:
+            # A name of this iterate's own induction variables (or iter_args) is not
+            # defined yet where bounds and initial values are read: xDSL would leave a
+            # forward reference that the body's block argument later "resolves".
+            for arg in (*ivs, *iter_args):
+                name = arg.name.text[1:]
+                refs = parser.forward_ssa_references.get(name, {})
+                if any(r is v for r in refs.values() for v in used):
+                    text = parser.lexer.input.content[start : parser.pos].rstrip()
+                    parser.raise_error(
+                        f"{what} uses %{name}, which this same krnl.iterate defines: "
+                        "bounds and iter_args initial values may only use values "
+                        "defined outside it (e.g. induction variables of an enclosing "
+                        "krnl.iterate)",
+                        start,
+                        start + max(1, len(text)),
+                    )
 
         def parse_entry() -> None:
             handle = parser.parse_operand()
             parser.parse_punctuation("->")
             ivs.append(parser.parse_argument(expect_type=False))
             parser.parse_punctuation("=")
+            start = parser.pos
             lb, lb_ops = _parse_affine_for_bound(parser, "max")
+            reject_own_values(lb_ops, start, "the lower bound")
             parser.parse_keyword("to")
+            start = parser.pos
             ub, ub_ops = _parse_affine_for_bound(parser, "min")
+            reject_own_values(ub_ops, start, "the upper bound")
             entries.append((handle, lb.data, lb_ops, ub.data, ub_ops))
+
+        iter_args: list[Parser.UnresolvedArgument] = []
 
         parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_entry)
 
-        iter_args: list[Parser.UnresolvedArgument] = []
         inits: list[SSAValue] = []
         if parser.parse_optional_keyword("iter_args") is not None:
             pairs_pos = parser.pos
@@ -638,9 +660,7 @@ class IterateOp(IRDLOperation):
             pairs = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_pair)
             parser.parse_punctuation("->")
             if parser.parse_optional_punctuation("(") is not None:
-                types = parser.parse_comma_separated_list(
-                    Parser.Delimiter.NONE, parser.parse_type
-                )
+                types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
                 parser.parse_punctuation(")")
             else:
                 types = [parser.parse_type()]
@@ -651,6 +671,7 @@ class IterateOp(IRDLOperation):
                 )
             iter_args = [a for a, _ in pairs]
             inits = list(parser.resolve_operands([u for _, u in pairs], types, pairs_pos))
+            reject_own_values(inits, pairs_pos, "iter_args")
 
         args = [a.resolve(INDEX) for a in ivs] + [
             a.resolve(v.type) for a, v in zip(iter_args, inits, strict=True)
@@ -689,7 +710,7 @@ class IterateOp(IRDLOperation):
                 printer.print_string(" = ")
                 printer.print_operand(p[1])
 
-            printer.print_list(zip(self.iter_args, self.iter_inits), print_pair)
+            printer.print_list(zip(self.iter_args, self.iter_inits, strict=True), print_pair)
             printer.print_string(") -> (")
             printer.print_list(self.result_types, printer.print_attribute)
             printer.print_string(")")
@@ -769,15 +790,14 @@ class EntryPointOp(IRDLOperation):
         super().__init__(
             attributes={
                 "func": SymbolRefAttr(func),
-                "numInputs": IntegerAttr(num_inputs, I32),
-                "numOutputs": IntegerAttr(num_outputs, I32),
+                "numInputs": IntegerAttr(num_inputs, IntegerType(32)),
+                "numOutputs": IntegerAttr(num_outputs, IntegerType(32)),
                 "signature": StringAttr(signature),
             }
         )
 
 
 # ------------------------------------------------------------------ memory ops
-
 
 
 @irdl_op_definition
@@ -1038,11 +1058,16 @@ class StrncmpOp(IRDLOperation):
 class FindIndexOp(IRDLOperation):
     name = "krnl.find_index"
 
-    input = operand_def(BaseAttr(StringType) | I64)
+    input = operand_def()
     G = operand_def(MemRefType)
     V = operand_def(MemRefType)
     len = operand_def(I32)
     index = result_def(IndexType)
+
+    def verify_(self) -> None:
+        t = self.input.type
+        if not (isinstance(t, StringType) or t == IntegerType(64)):
+            raise VerifyException(f"krnl.find_index input must be !krnl.string or i64, got {t}")
 
 
 @irdl_op_definition

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import cast
 from pathlib import Path
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
@@ -82,7 +82,9 @@ class _LocatingParser(Parser):
         m = name_re.search(self._index.text, start)
         offset = m.start() + (1 if m and m.group().startswith('"') else 0) if m else start
         loc = self._index.location(self._filename, offset, len(op.name))
-        op.location = FileLineColLoc(StringAttr(self._filename), IntAttr(loc.line), IntAttr(loc.column))
+        op.location = FileLineColLoc(
+            StringAttr(self._filename), IntAttr(loc.line), IntAttr(loc.column)
+        )
         return op
 
 
@@ -155,7 +157,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
     return Module(op, source=text, filename=filename)
 
 
-def _better_span(text: str, span: Span[str], msg: str) -> Span[str]:
+def _better_span(text: str, span: Span[str], msg: str) -> Span[str] | None:
     """Point at the offending name where xDSL points at the token after it."""
     if m := re.match(r"Operation (\S+) is not registered", msg):
         at = text.rfind(m.group(1), 0, span.start + 1)

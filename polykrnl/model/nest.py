@@ -1,0 +1,520 @@
+"""The concrete loop nest that a Krnl function describes.
+
+This follows onnx-mlir's Krnl-to-affine lowering, step by step, without
+mutating the IR:
+
+1. every `krnl.iterate` with a `with` list creates one concrete loop per
+   entry, nested in `with`-list order, at the place of the iterate;
+2. the recipe ops are applied in program order: `krnl.block` splits a loop
+   into a tile loop (same bounds, step times T) with a point loop directly
+   inside it (from the tile IV to `min(tile + step*T, UB...)`; a point loop
+   whose handle is never used runs once, from 0 to 1), `krnl.permute` reorders
+   a perfectly nested chain (loop of operand k goes to position map[k]),
+   `krnl.parallel` and `krnl.unroll` mark loops;
+3. the statements of an iterate body go into the loop of the *last* handle
+   of its optimized-loop list, before the loops nested in it; a nested
+   `krnl.iterate(%h) with ()` marks where the loop of `%h` goes among them.
+
+The result is a tree of :class:`Loop` and :class:`Stmt` items that the
+reference interpreter executes and that the polyhedral model reads. Misuse of
+handles is reported as :class:`~polykrnl.errors.Diagnostic` objects (the
+verifier shows them); :func:`build_nest` raises only when it cannot build a
+tree at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
+
+from polykrnl.errors import Diagnostic, VerifyError
+from polykrnl.model import dialect as k
+from polykrnl.model.ir import Function, location_of
+
+LoopKind = Literal["loop", "tile", "point"]
+
+
+@dataclass(frozen=True)
+class MapBound:
+    """An affine map applied to SSA operands (dims then symbols)."""
+
+    map: AffineMap
+    operands: tuple[SSAValue, ...]
+
+
+@dataclass(frozen=True)
+class IVBound:
+    """The induction variable of another concrete loop, plus a constant."""
+
+    loop: Loop
+    offset: int
+
+
+Bound = MapBound | IVBound
+
+
+@dataclass(eq=False)
+class Origin:
+    """An original loop: one `%h -> %i = LB to UB` entry of a krnl.iterate."""
+
+    iterate: k.IterateOp
+    entry: k.IterateEntry
+    # The concrete loop whose IV is the original IV (the innermost point loop
+    # after blocking), kept up to date by block.
+    carrier: Loop | None = None
+
+    @property
+    def name(self) -> str:
+        return self.entry.iv.name_hint or "iv"
+
+
+@dataclass(eq=False)
+class Loop:
+    """One concrete loop after the recipe: `for IV = max(lbs) to min(ubs) step step`."""
+
+    origin: Origin
+    kind: LoopKind
+    handle: SSAValue
+    lbs: tuple[Bound, ...]
+    ubs: tuple[Bound, ...]
+    step: int
+    # The next loop of the same chain (the one a krnl.block or the with list
+    # put directly inside this one), or None for the innermost.
+    child: Loop | None = None
+    parent: Loop | None = None
+    # Statements and other chains placed in this loop, in order; `None` marks
+    # where `child` goes (at the end when no anchor names it).
+    items: list[Item] = field(default_factory=list)
+    tile_size: int | None = None  # for tile loops: the krnl.block size
+    trivial: bool = False  # a point loop whose handle is never used: runs once
+    parallel: bool = False
+    unroll: bool = False
+    block_op: k.BlockOp | None = None
+
+    @property
+    def name(self) -> str:
+        """The IV name for an unblocked loop, else the handle's name."""
+        if self.kind == "loop":
+            return self.origin.name
+        return self.handle.name_hint or f"{self.origin.name}_{self.kind}"
+
+    def body(self) -> Iterator[Item | Loop]:
+        """Items in execution order, with the child loop at its anchor (or last)."""
+        placed = False
+        for it in self.items:
+            if isinstance(it, ChildAnchor):
+                if self.child is not None and not placed:
+                    placed = True
+                    yield self.child
+            else:
+                yield it
+        if self.child is not None and not placed:
+            yield self.child
+
+    def chain(self) -> Iterator[Loop]:
+        """This loop and the loops nested in it through `child`, outermost first."""
+        loop: Loop | None = self
+        while loop is not None:
+            yield loop
+            loop = loop.child
+
+    def __repr__(self) -> str:
+        return f"<Loop {self.kind} {self.name}>"
+
+
+@dataclass(eq=False)
+class Stmt:
+    """A run of ops executed in sequence (one chunk of an iterate body)."""
+
+    ops: list[Operation]
+    owner: k.IterateOp | None
+
+
+@dataclass(eq=False)
+class Chain:
+    """The loops of a nested iterate that has its own `with` entries."""
+
+    iterate: k.IterateOp
+
+
+@dataclass(eq=False)
+class ChildAnchor:
+    """Where a nested `krnl.iterate(%h) with ()` places the child loop."""
+
+    iterate: k.IterateOp
+
+
+@dataclass(eq=False)
+class YieldPoint:
+    """End of one execution of an iterate body that carries iter_args."""
+
+    iterate: k.IterateOp
+
+
+Item = Stmt | Chain | ChildAnchor | YieldPoint
+
+
+@dataclass(eq=False)
+class LoopNest:
+    """The concrete loops of one function (treat as read-only once built)."""
+
+    function: Function
+    # The outermost loop at the place of each iterate that has a with list.
+    roots: dict[k.IterateOp, Loop]
+    # The current loop of every live handle.
+    loop_of: dict[SSAValue, Loop]
+    origins: dict[SSAValue, Origin]  # keyed by original handle
+    origin_of_iv: dict[SSAValue, Origin]
+    # Iterates without loops of their own (`with ()`): where their body goes.
+    destination: dict[k.IterateOp, Loop | None]
+    # Bodies of iterates with no loops at all (`krnl.iterate() with ()`),
+    # executed in place.
+    inline: dict[k.IterateOp, list[Item]]
+    diagnostics: list[Diagnostic]
+
+    def loops(self) -> Iterator[Loop]:
+        seen: set[int] = set()
+        for root in self.roots.values():
+            yield from _walk(root, seen)
+
+
+def _walk(loop: Loop, seen: set[int]) -> Iterator[Loop]:
+    if id(loop) in seen:
+        return
+    seen.add(id(loop))
+    yield loop
+    if loop.child is not None:
+        yield from _walk(loop.child, seen)
+
+
+# ---------------------------------------------------------------- building
+
+
+class _Builder:
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self.diags: list[Diagnostic] = []
+        self.loop_of: dict[SSAValue, Loop] = {}
+        self.consumed: dict[SSAValue, Operation] = {}  # handle -> op that consumed it
+        self.origins: dict[SSAValue, Origin] = {}
+        self.origin_of_iv: dict[SSAValue, Origin] = {}
+        self.roots: dict[k.IterateOp, Loop] = {}
+        self.destination: dict[k.IterateOp, Loop | None] = {}
+        self.parallel_by: dict[SSAValue, Operation] = {}
+        self.inline: dict[k.IterateOp, list[Item]] = {}
+
+    def error(self, op: Operation, message: str, hint: str) -> None:
+        self.diags.append(Diagnostic(message, location_of(op, self.fn.module), hint))
+
+    # -- step 1: the with lists
+    def create_chains(self) -> None:
+        for op in self.fn.op.walk():
+            if not isinstance(op, k.IterateOp) or not op.entries:
+                continue
+            prev: Loop | None = None
+            for e in op.entries:
+                origin = Origin(op, e)
+                if e.handle in self.origins:
+                    other = self.origins[e.handle].iterate
+                    self.error(
+                        op,
+                        f"loop handle {_n(e.handle)} is bound by more than one `with` entry",
+                        f"it is already bound by the krnl.iterate at {_where(other, self.fn)}; "
+                        "define a new handle with krnl.define_loops",
+                    )
+                    continue
+                self.origins[e.handle] = origin
+                self.origin_of_iv[e.iv] = origin
+                loop = Loop(
+                    origin,
+                    "loop",
+                    e.handle,
+                    (MapBound(e.lb_map, e.lb_operands),),
+                    (MapBound(e.ub_map, e.ub_operands),),
+                    1,
+                )
+                origin.carrier = loop
+                self.loop_of[e.handle] = loop
+                if prev is None:
+                    self.roots[op] = loop
+                else:
+                    prev.child, loop.parent = loop, prev
+                prev = loop
+
+    # -- step 2: the recipe, in program order
+    def apply_recipe(self) -> None:
+        for op in self.fn.op.walk():
+            if isinstance(op, k.BlockOp):
+                self.block(op)
+            elif isinstance(op, k.PermuteOp):
+                self.permute(op)
+            elif isinstance(op, k.ParallelOp):
+                for h in op.loops:
+                    if (loop := self.live(h, op)) is not None:
+                        loop.parallel = True
+                        self.parallel_by[h] = op
+            elif isinstance(op, k.UnrollOp) and (loop := self.live(op.loop, op)) is not None:
+                self.check_not_parallel(op.loop, op)
+                loop.unroll = True
+
+    def live(self, h: SSAValue, op: Operation) -> Loop | None:
+        """The loop of handle `h`, or None (with a diagnostic) if it has none."""
+        if (loop := self.loop_of.get(h)) is not None:
+            return loop
+        if h in self.consumed:
+            by = self.consumed[h]
+            self.error(
+                op,
+                f"loop handle {_n(h)} is used after it was blocked",
+                f"{_n(h)} was replaced by the two handles of the krnl.block at "
+                f"{_where(by, self.fn)}: use the tile or point handle instead",
+            )
+        elif not isinstance(h.owner, k.DefineLoopsOp | k.BlockOp):
+            self.error(
+                op,
+                f"{_n(h)} is not a loop handle from krnl.define_loops or krnl.block",
+                "loop handles come from krnl.define_loops (or krnl.block)",
+            )
+        else:
+            self.error(
+                op,
+                f"loop handle {_n(h)} is never bound to bounds by a krnl.iterate `with` entry",
+                f"add `{_n(h)} -> %iv = LB to UB` to the `with` list of a krnl.iterate",
+            )
+        return None
+
+    def check_not_parallel(self, h: SSAValue, op: Operation) -> None:
+        if h in self.parallel_by:
+            self.error(
+                op,
+                f"{op.name} of loop {_n(h)} after it was made parallel",
+                f"move the krnl.parallel at {_where(self.parallel_by[h], self.fn)} after "
+                f"the {op.name}: krnl.parallel must come last",
+            )
+
+    def block(self, op: k.BlockOp) -> None:
+        h = op.loop
+        size = op.size
+        if size <= 0:
+            self.error(op, f"tile size {size} of krnl.block must be positive", "use a size >= 1")
+            return
+        loop = self.live(h, op)
+        if loop is None:
+            return
+        self.check_not_parallel(h, op)
+        tile_h, point_h = op.loop_block, op.loop_local
+        stride = loop.step * size
+        tile = Loop(
+            loop.origin, "tile", tile_h, loop.lbs, loop.ubs, stride, tile_size=size, block_op=op
+        )
+        trivial = not point_h.uses
+        point = Loop(
+            loop.origin,
+            "point",
+            point_h,
+            (IVBound(tile, 0),),
+            (IVBound(tile, stride), *loop.ubs),
+            loop.step,
+            trivial=trivial,
+            block_op=op,
+        )
+        # The tile loop takes the place of the blocked loop; the point loop
+        # takes over its contents.
+        tile.parent, tile.child, point.parent = loop.parent, point, tile
+        point.child, point.items = loop.child, loop.items
+        if loop.child is not None:
+            loop.child.parent = point
+        if loop.parent is not None:
+            loop.parent.child = tile
+        for it, root in list(self.roots.items()):
+            if root is loop:
+                self.roots[it] = tile
+        if loop.origin.carrier is loop:
+            loop.origin.carrier = point
+        del self.loop_of[h]
+        self.consumed[h] = op
+        self.loop_of[tile_h] = tile
+        self.loop_of[point_h] = point
+
+    def permute(self, op: k.PermuteOp) -> None:
+        perm = op.perm
+        n = len(op.loops)
+        if sorted(perm) != list(range(n)):
+            self.error(
+                op,
+                f"permute map [{', '.join(map(str, perm))}] is not a permutation of 0..{n - 1}",
+                f"give each position 0..{n - 1} exactly once (loop of operand k goes to "
+                "position map[k])",
+            )
+            return
+        if len(set(op.loops)) != n:
+            self.error(op, "a loop handle is repeated in krnl.permute", "list each handle once")
+            return
+        loops: list[Loop] = []
+        for h in op.loops:
+            loop = self.live(h, op)
+            if loop is None:
+                return
+            self.check_not_parallel(h, op)
+            loops.append(loop)
+        for outer, inner in itertools.pairwise(loops):
+            if outer.child is not inner:
+                self.error(
+                    op,
+                    f"krnl.permute operands must form a perfectly nested chain in the current "
+                    f"order, but {_n(inner.handle)} is not directly inside {_n(outer.handle)}",
+                    "list the handles outermost first; the current order is "
+                    + " > ".join(_n(lp.handle) for lp in _chain_of(outer)),
+                )
+                return
+        new = [loops[0]] * n
+        for i, p in enumerate(perm):
+            new[p] = loops[i]
+        top_parent, bottom_child = loops[0].parent, loops[-1].child
+        # Items placed in the band's loops stay with their depth: permuting a
+        # perfectly nested band moves only the loop headers.
+        items = [lp.items for lp in loops]
+        for depth, lp in enumerate(new):
+            lp.items = items[depth]
+            lp.parent = top_parent if depth == 0 else new[depth - 1]
+            lp.child = bottom_child if depth == n - 1 else new[depth + 1]
+        if bottom_child is not None:
+            bottom_child.parent = new[-1]
+        if top_parent is not None:
+            top_parent.child = new[0]
+        for it, root in list(self.roots.items()):
+            if root is loops[0]:
+                self.roots[it] = new[0]
+        # A loop whose bounds read the IV of a loop now nested inside it has
+        # no meaning (onnx-mlir would produce invalid affine IR).
+        for depth, lp in enumerate(new):
+            inner_ivs = {id(x) for x in new[depth + 1 :]}
+            for b in (*lp.lbs, *lp.ubs):
+                if isinstance(b, IVBound) and id(b.loop) in inner_ivs:
+                    self.error(
+                        op,
+                        f"krnl.permute puts loop {_n(lp.handle)} outside loop "
+                        f"{_n(b.loop.handle)}, but its bounds use the induction variable of "
+                        f"{_n(b.loop.handle)}",
+                        "a point loop must stay inside its tile loop",
+                    )
+                    return
+
+    # -- step 3: where statements go
+    def place_bodies(self) -> None:
+        self.place_block(self.fn.op.body.block, None)
+
+    def place_block(self, block: Block, loop: Loop | None) -> None:
+        """Place the iterates found directly in `block` (and recursively inside them)."""
+        for op in block.ops:
+            if isinstance(op, k.IterateOp):
+                self.place_iterate(op)
+            else:
+                for region in op.regions:
+                    for b in region.blocks:
+                        self.place_block(b, None)
+
+    def place_iterate(self, op: k.IterateOp) -> None:
+        dest: Loop | None = None
+        if op.optimized_loops:
+            dest = self.loop_of.get(op.optimized_loops[-1])
+            for h in op.optimized_loops:
+                if h not in self.loop_of:
+                    self.live(h, op)
+        elif op.entries:
+            # No optimized list: onnx-mlir leaves the body in the innermost
+            # loop of the with list (inside its point loops once blocked).
+            dest = self.origins[op.entries[-1].handle].carrier
+        self.destination[op] = dest
+        chunk: list[Operation] = []
+        items: list[Item] = []
+
+        def flush() -> None:
+            if chunk:
+                items.append(Stmt(list(chunk), op))
+                chunk.clear()
+
+        for inner in op.body.block.ops:
+            if isinstance(inner, k.YieldOp):
+                continue
+            if isinstance(inner, k.IterateOp):
+                flush()
+                self.place_iterate(inner)
+                if inner.entries:
+                    items.append(Chain(inner))
+                elif inner.optimized_loops:
+                    items.append(ChildAnchor(inner))
+                    self.check_anchor(inner, dest)
+                else:
+                    items.append(Chain(inner))
+            else:
+                chunk.append(inner)
+                for region in inner.regions:
+                    for b in region.blocks:
+                        self.place_block(b, None)
+        flush()
+        if op.results:
+            items.append(YieldPoint(op))
+        if dest is not None:
+            dest.items.extend(items)
+        elif op.optimized_loops:
+            pass  # already reported by live()
+        else:
+            self.inline[op] = items
+
+    def check_anchor(self, anchor: k.IterateOp, dest: Loop | None) -> None:
+        first = self.loop_of.get(anchor.optimized_loops[0])
+        if dest is None or first is None:
+            return
+        if dest.child is not first:
+            self.error(
+                anchor,
+                f"krnl.iterate({_n(anchor.optimized_loops[0])}) with () must name the loop "
+                f"directly inside the loop of {_n(dest.handle)}, where the enclosing body sits",
+                "the loop order is "
+                + " > ".join(_n(lp.handle) for lp in _chain_of(_root(dest)))
+                + "; permute the loops or name the next one",
+            )
+
+
+def _root(loop: Loop) -> Loop:
+    while loop.parent is not None:
+        loop = loop.parent
+    return loop
+
+
+def _chain_of(loop: Loop) -> list[Loop]:
+    return list(_root(loop).chain())
+
+
+def _n(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "a loop handle"
+
+
+def _where(op: Operation, fn: Function) -> str:
+    loc = location_of(op, fn.module)
+    return f"line {loc.line}" if loc else "another place"
+
+
+def build_nest(fn: Function) -> LoopNest:
+    """The concrete loop nest of `fn`, with diagnostics for every misuse found."""
+    b = _Builder(fn)
+    b.create_chains()
+    b.apply_recipe()
+    b.place_bodies()
+    return LoopNest(
+        fn, b.roots, b.loop_of, b.origins, b.origin_of_iv, b.destination, b.inline, b.diags
+    )
+
+
+def checked_nest(fn: Function) -> LoopNest:
+    """Like :func:`build_nest`, raising VerifyError if any misuse was found."""
+    nest = build_nest(fn)
+    if nest.diagnostics:
+        raise VerifyError(nest.diagnostics)
+    return nest

@@ -369,7 +369,7 @@ class ParallelOp(IRDLOperation):
         if parser.parse_optional_punctuation(",") is not None:
             parser.parse_keyword("num_threads")
             parser.parse_punctuation("(")
-            num_threads = parser.parse_operand()
+            num_threads = parser.parse_operand(IntegerType(32))
             parser.parse_punctuation(")")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
@@ -631,7 +631,7 @@ class IterateOp(IRDLOperation):
                     )
 
         def parse_entry() -> None:
-            handle = parser.parse_operand()
+            handle = parser.parse_operand(LOOP)
             parser.parse_punctuation("->")
             ivs.append(parser.parse_argument(expect_type=False))
             parser.parse_punctuation("=")

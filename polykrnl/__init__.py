@@ -2,6 +2,7 @@
 
 from polykrnl.errors import (
     ArgumentError,
+    BuilderError,
     InterpretError,
     ParseError,
     PolykrnlError,
@@ -9,15 +10,18 @@ from polykrnl.errors import (
     UnsupportedError,
     VerifyError,
 )
+from polykrnl.model.builder import ModuleBuilder
 from polykrnl.model.ir import Function, Module, load, parse
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ArgumentError",
+    "BuilderError",
     "Function",
     "InterpretError",
     "Module",
+    "ModuleBuilder",
     "ParseError",
     "PolykrnlError",
     "UnknownFunctionError",

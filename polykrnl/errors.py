@@ -117,5 +117,9 @@ class InterpretError(PolykrnlError):
     """The reference interpreter met a run-time problem (out of bounds, unknown call...)."""
 
 
+class BuilderError(PolykrnlError):
+    """The Python builder was misused; located at the offending line of the user's code."""
+
+
 class UnsupportedError(PolykrnlError):
     """A construct that polykrnl does not handle (yet); the message says which and where."""

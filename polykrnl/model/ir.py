@@ -333,8 +333,8 @@ def _better_error(text: str, span: Span[str], msg: str) -> tuple[Span[str], str]
         return span, f"unexpected character {shown}: this is not MLIR text"
     if msg == "Expected ':'function type signature expected":
         msg = "expected `:` and the op's function type, e.g. : (f32) -> f32"
-    if m := re.fullmatch(r"'([\w.$]+)' is not registered", msg):
-        msg = f"type !{m.group(1)} is not registered"
+    if m := re.fullmatch(r"'([\w.$]+)' is not registered", msg):  # a type
+        return _better_span(text, span, msg), f"type !{m.group(1)} is not registered"
     return _better_span(text, span, msg), msg
 
 

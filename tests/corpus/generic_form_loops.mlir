@@ -29,7 +29,7 @@
     %l0, %l1 = "krnl.define_loops"() {num_loops = 2 : i64} : () -> (!krnl.loop, !krnl.loop)
     "krnl.permute"(%l0, %l1) {map = [1 : i64, 0 : i64]} : (!krnl.loop, !krnl.loop) -> ()
     "krnl.unroll"(%l0) : (!krnl.loop) -> ()
-    %s = "krnl.iterate"(%l0, %l1, %l0, %l1, %zero) <{bounds = [affine_map<() -> (0)>, affine_map<() -> (4)>, affine_map<() -> (0)>, affine_map<() -> (8)>], num_optimized_loops = 2 : i64}> ({
+    %s = "krnl.iterate"(%l1, %l0, %l0, %l1, %zero) <{bounds = [affine_map<() -> (0)>, affine_map<() -> (4)>, affine_map<() -> (0)>, affine_map<() -> (8)>], num_optimized_loops = 2 : i64}> ({
     ^bb0(%i: index, %j: index, %acc: f32):
       %v = "krnl.load"(%m, %i, %j) : (memref<4x8xf32>, index, index) -> f32
       %n = "arith.addf"(%acc, %v) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32

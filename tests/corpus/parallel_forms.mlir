@@ -22,7 +22,7 @@ func.func @scale_tiled(%x: memref<64x32xf32>, %s: f32) {
   %jb, %jl = krnl.block %jj 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
   krnl.permute(%ib, %il, %jb, %jl) [0, 2, 1, 3] : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
   krnl.parallel(%ib, %jb), num_threads(%nt) {proc_bind = "spread"} : !krnl.loop, !krnl.loop
-  krnl.iterate(%ib, %il, %jb, %jl) with (%ii -> %i = 0 to 64, %jj -> %j = 0 to 32) {
+  krnl.iterate(%ib, %jb, %il, %jl) with (%ii -> %i = 0 to 64, %jj -> %j = 0 to 32) {
     %v = krnl.load %x[%i, %j] : memref<64x32xf32>
     %w = arith.mulf %v, %s : f32
     krnl.store %w, %x[%i, %j] : memref<64x32xf32>

@@ -22,12 +22,13 @@ func.func @tile_3d(%t: memref<16x24x8xf32>, %s: memref<16x24xf32>) {
 }
 
 // The permute example of the reference, scatter semantics: permute(%i, %j, %k)
-// [1, 2, 0] gives the loop order k, i, j.
+// [1, 2, 0] gives the loop order k, i, j; the iterate lists the handles in that
+// order, so that the body sits in the innermost loop (%jj).
 func.func @permute_scatter(%t: memref<10x20x30xf32>) {
   %c = arith.constant 1.0 : f32
   %ii, %jj, %kk = krnl.define_loops 3
   krnl.permute(%ii, %jj, %kk) [1, 2, 0] : !krnl.loop, !krnl.loop, !krnl.loop
-  krnl.iterate(%ii, %jj, %kk) with (%ii -> %i = 0 to 10, %jj -> %j = 0 to 20, %kk -> %k = 0 to 30) {
+  krnl.iterate(%kk, %ii, %jj) with (%ii -> %i = 0 to 10, %jj -> %j = 0 to 20, %kk -> %k = 0 to 30) {
     krnl.store %c, %t[%i, %j, %k] : memref<10x20x30xf32>
   }
   return

@@ -30,7 +30,7 @@ func.func @unroll_after_permute(%a: memref<3x16xf32>, %b: memref<16x3xf32>) {
   %ii, %jj = krnl.define_loops 2
   krnl.permute(%ii, %jj) [1, 0] : !krnl.loop, !krnl.loop
   krnl.unroll %ii : !krnl.loop
-  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 3, %jj -> %j = 0 to 16) {
+  krnl.iterate(%jj, %ii) with (%ii -> %i = 0 to 3, %jj -> %j = 0 to 16) {
     %v = krnl.load %a[%i, %j] : memref<3x16xf32>
     krnl.store %v, %b[%j, %i] : memref<16x3xf32>
   }

@@ -12,6 +12,7 @@ from polykrnl.errors import (
 )
 from polykrnl.model.builder import ModuleBuilder
 from polykrnl.model.ir import Function, Module, load, parse
+from polykrnl.model.verifier import verify
 
 __version__ = "0.1.0"
 
@@ -30,4 +31,5 @@ __all__ = [
     "__version__",
     "load",
     "parse",
+    "verify",
 ]

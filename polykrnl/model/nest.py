@@ -25,16 +25,28 @@ tree at all.
 from __future__ import annotations
 
 import itertools
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.dialects import affine, arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 
 from polykrnl.errors import Diagnostic, VerifyError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, location_of
+from polykrnl.model.ir import Function, Module, location_of
 
 LoopKind = Literal["loop", "tile", "point"]
 
@@ -176,6 +188,8 @@ class LoopNest:
     # executed in place.
     inline: dict[k.IterateOp, list[Item]]
     diagnostics: list[Diagnostic]
+    # The op each diagnostic is about (same order), to sort them in program order.
+    diagnostic_ops: list[Operation] = field(default_factory=list)
 
     def loops(self) -> Iterator[Loop]:
         seen: set[int] = set()
@@ -207,9 +221,14 @@ class _Builder:
         self.destination: dict[k.IterateOp, Loop | None] = {}
         self.parallel_by: dict[SSAValue, Operation] = {}
         self.inline: dict[k.IterateOp, list[Item]] = {}
+        self.diag_ops: list[Operation] = []  # the op of each diagnostic, for ordering
 
     def error(self, op: Operation, message: str, hint: str) -> None:
         self.diags.append(Diagnostic(message, location_of(op, self.fn.module), hint))
+        self.diag_ops.append(op)
+
+    def n(self, v: SSAValue) -> str:
+        return value_name(v, self.fn.module)
 
     # -- step 1: the with lists
     def create_chains(self) -> None:
@@ -219,11 +238,25 @@ class _Builder:
             prev: Loop | None = None
             for e in op.entries:
                 origin = Origin(op, e)
+                if not isinstance(e.handle.owner, k.DefineLoopsOp):
+                    what = (
+                        "a handle made by krnl.block"
+                        if isinstance(e.handle.owner, k.BlockOp)
+                        else "not a handle of krnl.define_loops"
+                    )
+                    self.error(
+                        op,
+                        f"`with` entry {self.n(e.handle)} -> {self.n(e.iv)} binds "
+                        f"{self.n(e.handle)}, {what}",
+                        "a `with` entry binds an original loop of krnl.define_loops; list "
+                        "tile and point handles in the first parenthesized list instead",
+                    )
+                    continue
                 if e.handle in self.origins:
                     other = self.origins[e.handle].iterate
                     self.error(
                         op,
-                        f"loop handle {_n(e.handle)} is bound by more than one `with` entry",
+                        f"loop handle {self.n(e.handle)} is bound by more than one `with` entry",
                         f"it is already bound by the krnl.iterate at {_where(other, self.fn)}; "
                         "define a new handle with krnl.define_loops",
                     )
@@ -270,21 +303,21 @@ class _Builder:
             by = self.consumed[h]
             self.error(
                 op,
-                f"loop handle {_n(h)} is used after it was blocked",
-                f"{_n(h)} was replaced by the two handles of the krnl.block at "
+                f"loop handle {self.n(h)} is used after it was blocked",
+                f"{self.n(h)} was replaced by the two handles of the krnl.block at "
                 f"{_where(by, self.fn)}: use the tile or point handle instead",
             )
         elif not isinstance(h.owner, k.DefineLoopsOp | k.BlockOp):
             self.error(
                 op,
-                f"{_n(h)} is not a loop handle from krnl.define_loops or krnl.block",
+                f"{self.n(h)} is not a loop handle from krnl.define_loops or krnl.block",
                 "loop handles come from krnl.define_loops (or krnl.block)",
             )
         else:
             self.error(
                 op,
-                f"loop handle {_n(h)} is never bound to bounds by a krnl.iterate `with` entry",
-                f"add `{_n(h)} -> %iv = LB to UB` to the `with` list of a krnl.iterate",
+                f"loop handle {self.n(h)} is never bound to bounds by a krnl.iterate `with` entry",
+                f"add `{self.n(h)} -> %iv = LB to UB` to the `with` list of a krnl.iterate",
             )
         return None
 
@@ -292,7 +325,7 @@ class _Builder:
         if h in self.parallel_by:
             self.error(
                 op,
-                f"{op.name} of loop {_n(h)} after it was made parallel",
+                f"{op.name} of loop {self.n(h)} after it was made parallel",
                 f"move the krnl.parallel at {_where(self.parallel_by[h], self.fn)} after "
                 f"the {op.name}: krnl.parallel must come last",
             )
@@ -301,7 +334,11 @@ class _Builder:
         h = op.loop
         size = op.size
         if size <= 0:
-            self.error(op, f"tile size {size} of krnl.block must be positive", "use a size >= 1")
+            self.error(
+                op,
+                f"tile size {size} of krnl.block {self.n(h)} must be positive",
+                "use a size >= 1",
+            )
             return
         loop = self.live(h, op)
         if loop is None:
@@ -353,7 +390,12 @@ class _Builder:
             )
             return
         if len(set(op.loops)) != n:
-            self.error(op, "a loop handle is repeated in krnl.permute", "list each handle once")
+            dup = next(h for i, h in enumerate(op.loops) if h in op.loops[:i])
+            self.error(
+                op,
+                f"loop handle {self.n(dup)} is repeated in krnl.permute",
+                "list each handle once",
+            )
             return
         loops: list[Loop] = []
         for h in op.loops:
@@ -367,9 +409,10 @@ class _Builder:
                 self.error(
                     op,
                     f"krnl.permute operands must form a perfectly nested chain in the current "
-                    f"order, but {_n(inner.handle)} is not directly inside {_n(outer.handle)}",
+                    f"order, but {self.n(inner.handle)} is not directly inside "
+                    f"{self.n(outer.handle)}",
                     "list the handles outermost first; the current order is "
-                    + " > ".join(_n(lp.handle) for lp in _chain_of(outer)),
+                    + " > ".join(self.n(lp.handle) for lp in _chain_of(outer)),
                 )
                 return
         new = [loops[0]] * n
@@ -398,9 +441,9 @@ class _Builder:
                 if isinstance(b, IVBound) and id(b.loop) in inner_ivs:
                     self.error(
                         op,
-                        f"krnl.permute puts loop {_n(lp.handle)} outside loop "
-                        f"{_n(b.loop.handle)}, but its bounds use the induction variable of "
-                        f"{_n(b.loop.handle)}",
+                        f"krnl.permute puts loop {self.n(lp.handle)} outside loop "
+                        f"{self.n(b.loop.handle)}, but its bounds use the induction variable of "
+                        f"{self.n(b.loop.handle)}",
                         "a point loop must stay inside its tile loop",
                     )
                     return
@@ -429,7 +472,8 @@ class _Builder:
         elif op.entries:
             # No optimized list: onnx-mlir leaves the body in the innermost
             # loop of the with list (inside its point loops once blocked).
-            dest = self.origins[op.entries[-1].handle].carrier
+            last = self.origins.get(op.entries[-1].handle)
+            dest = last.carrier if last is not None else None
         self.destination[op] = dest
         chunk: list[Operation] = []
         items: list[Item] = []
@@ -474,10 +518,10 @@ class _Builder:
         if dest.child is not first:
             self.error(
                 anchor,
-                f"krnl.iterate({_n(anchor.optimized_loops[0])}) with () must name the loop "
-                f"directly inside the loop of {_n(dest.handle)}, where the enclosing body sits",
+                f"krnl.iterate({self.n(anchor.optimized_loops[0])}) with () must name the loop "
+                f"directly inside the loop of {self.n(dest.handle)}, where the enclosing body sits",
                 "the loop order is "
-                + " > ".join(_n(lp.handle) for lp in _chain_of(_root(dest)))
+                + " > ".join(self.n(lp.handle) for lp in _chain_of(_root(dest)))
                 + "; permute the loops or name the next one",
             )
 
@@ -492,10 +536,6 @@ def _chain_of(loop: Loop) -> list[Loop]:
     return list(_root(loop).chain())
 
 
-def _n(v: SSAValue) -> str:
-    return f"%{v.name_hint}" if v.name_hint else "a loop handle"
-
-
 def _where(op: Operation, fn: Function) -> str:
     loc = location_of(op, fn.module)
     return f"line {loc.line}" if loc else "another place"
@@ -508,7 +548,15 @@ def build_nest(fn: Function) -> LoopNest:
     b.apply_recipe()
     b.place_bodies()
     return LoopNest(
-        fn, b.roots, b.loop_of, b.origins, b.origin_of_iv, b.destination, b.inline, b.diags
+        fn,
+        b.roots,
+        b.loop_of,
+        b.origins,
+        b.origin_of_iv,
+        b.destination,
+        b.inline,
+        b.diags,
+        b.diag_ops,
     )
 
 
@@ -518,3 +566,244 @@ def checked_nest(fn: Function) -> LoopNest:
     if nest.diagnostics:
         raise VerifyError(nest.diagnostics)
     return nest
+
+
+# ------------------------------------------------------------- trip counts
+
+
+def constant_trip_count(loop: Loop) -> int | None:
+    """The number of iterations of `loop` if it is the same every time, else None.
+
+    As in MLIR's tiling (which onnx-mlir's krnl.block uses): a point loop runs
+    the tile size T times when T divides the trip count of the loop that was
+    blocked (its largest known divisor for a symbolic count: `8*N` blocked by
+    8 qualifies), the whole trip count when that is a constant smaller than
+    T, and otherwise has a partial last tile (a `min` bound): None. A point
+    loop whose handle is never used runs once.
+    """
+    if loop.trivial:
+        return 1
+    return _iterations(loop.lbs, loop.ubs, loop.step)[0]
+
+
+def trip_count_divisor(loop: Loop) -> int:
+    """The largest known divisor of the trip count of `loop` (the count itself if constant)."""
+    if loop.trivial:
+        return 1
+    return _iterations(loop.lbs, loop.ubs, loop.step)[1]
+
+
+def _iterations(
+    lbs: tuple[Bound, ...], ubs: tuple[Bound, ...], step: int
+) -> tuple[int | None, int]:
+    """(constant trip count or None, largest known divisor) of `for max(lbs) to min(ubs) step`."""
+    first_lb, first_ub = lbs[0], ubs[0]
+    if isinstance(first_lb, IVBound) or isinstance(first_ub, IVBound):
+        # The point range of a tile loop `t`: [t, min(t + S, ubs of t)).
+        if not (
+            len(lbs) == 1
+            and isinstance(first_lb, IVBound)
+            and isinstance(first_ub, IVBound)
+            and first_lb.loop is first_ub.loop
+            and first_lb.offset == 0
+        ):
+            return None, 1
+        tile = first_lb.loop
+        size = tile.tile_size
+        if size is None or tile.step % size or ubs[1:] != tile.ubs:
+            return None, 1
+        blocked_step = tile.step // size
+        count, div = _iterations(tile.lbs, tile.ubs, blocked_step)
+        if count is not None and count < size:
+            points: tuple[int | None, int] = (count, count)
+        elif div % size == 0:
+            points = (size, size)
+        else:
+            return None, 1  # a partial last tile
+        # A tile loop of this point range (blocked again) steps by a multiple.
+        ratio = step // blocked_step if step % blocked_step == 0 else 0
+        if ratio == 0:
+            return None, 1
+        pcount, pdiv = points
+        assert pcount is not None
+        return -(-pcount // ratio), (pdiv // ratio if pdiv % ratio == 0 else 1)
+    if not all(isinstance(b, MapBound) for b in (*lbs, *ubs)):
+        return None, 1
+    lo_maybe = [_linear(e, b) for b in lbs if isinstance(b, MapBound) for e in b.map.results]
+    hi_maybe = [_linear(e, b) for b in ubs if isinstance(b, MapBound) for e in b.map.results]
+    lo = [x for x in lo_maybe if x is not None]
+    hi = [x for x in hi_maybe if x is not None]
+    if len(lo) != len(lo_maybe) or len(hi) != len(hi_maybe):
+        return None, 1
+    if len(lo) != 1:
+        # max of several lower bounds: only constant ones give a known count
+        if not any(x[0] for x in (*lo, *hi)):
+            n = max(0, -(-(min(x[1] for x in hi) - max(x[1] for x in lo)) // step))
+            return n, n
+        return None, 1
+    low_terms, low_const = lo[0]
+    counts: list[int] = []
+    divisors: list[int] = []
+    all_constant = True
+    for x in hi:
+        terms = dict(x[0])
+        for v, c in low_terms.items():
+            terms[v] = terms.get(v, 0) - c
+        terms = {v: c for v, c in terms.items() if c}
+        extent = x[1] - low_const
+        if terms:
+            all_constant = False
+            divisors.append(math.gcd(extent, *terms.values()))
+        else:
+            n = max(0, -(-extent // step))
+            counts.append(n)
+            divisors.append(n)
+    if all_constant:
+        n = min(counts)
+        return n, n
+    div = math.gcd(*divisors)
+    return None, (div // step if div % step == 0 else 1)
+
+
+_Linear = tuple[dict[SSAValue, int], int]
+
+
+def _linear(expr: AffineExpr, bound: MapBound) -> _Linear | None:
+    """`expr` (over the bound's operands) as {operand: coefficient} + constant, if linear.
+
+    Operands that are `arith.constant` results count as their value.
+    """
+    ndims = bound.map.num_dims
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr | AffineSymExpr):
+        pos = expr.position if isinstance(expr, AffineDimExpr) else ndims + expr.position
+        v = bound.operands[pos]
+        if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
+            return {}, v.owner.value.value.data
+        return {v: 1}, 0
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = _linear(expr.lhs, bound), _linear(expr.rhs, bound)
+        if lhs is None or rhs is None:
+            return None
+        if expr.kind == AffineBinaryOpKind.Add:
+            terms = dict(lhs[0])
+            for v, c in rhs[0].items():
+                terms[v] = terms.get(v, 0) + c
+            return terms, lhs[1] + rhs[1]
+        if expr.kind == AffineBinaryOpKind.Mul:
+            if lhs[0] and rhs[0]:
+                return None
+            (terms, const), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
+            return {v: c * factor for v, c in terms.items()}, const * factor
+        if not lhs[0] and not rhs[0] and rhs[1] != 0:
+            a, b = lhs[1], rhs[1]
+            if expr.kind == AffineBinaryOpKind.FloorDiv:
+                return {}, a // b
+            if expr.kind == AffineBinaryOpKind.CeilDiv:
+                return {}, -(-a // b)
+            if expr.kind == AffineBinaryOpKind.Mod:
+                return {}, a % b
+    return None
+
+
+# ------------------------------------------------------------- value names
+
+_ID = r"%[\w$.\-]+"
+_RESULTS = re.compile(rf"((?:{_ID}(?::\d+)?\s*,\s*)*{_ID}(?::\d+)?)\s*=\s*\"?\s*$")
+_RESULT_GROUP = re.compile(rf"({_ID})(?::(\d+))?")
+
+
+def value_name(v: SSAValue, module: Module | None = None) -> str:
+    """The name `v` has in the source text (`%0#1`, `%a_1`), else a description.
+
+    xDSL keeps only a name hint (none for `%0`, `a` for `%a_1`), so messages
+    that name values read the names back from the source when there is one.
+    """
+    if module is not None and module.source is not None:
+        try:
+            name = _source_name(v, module, module.source)
+        except (IndexError, ValueError):
+            name = None
+        if name is not None:
+            return name
+    if v.name_hint:
+        return f"%{v.name_hint}"
+    if isinstance(v, OpResult):
+        return f"result {v.index} of {v.op.name}"
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        return f"argument {v.index} of {parent.name if parent else 'a block'}"
+    return "a value"
+
+
+def _offset_of(op: Operation, module: Module) -> int | None:
+    loc = location_of(op, module)
+    index = module._index
+    if loc is None or index is None or loc.file != module.filename:
+        return None
+    if not 1 <= loc.line <= len(index.starts):
+        return None
+    return index.starts[loc.line - 1] + loc.column - 1
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The text inside the parentheses that open at or after `start`."""
+    open_at = text.find("(", start)
+    if open_at < 0:
+        return None
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[open_at + 1 : i]
+    return None
+
+
+def _source_name(v: SSAValue, module: Module, text: str) -> str | None:
+    if isinstance(v, OpResult):
+        at = _offset_of(v.op, module)
+        if at is None:
+            return None
+        line_start = text.rfind("\n", 0, at) + 1
+        m = _RESULTS.search(text, line_start, at)
+        if m is None:
+            return None
+        names: list[str] = []
+        for g in _RESULT_GROUP.finditer(m.group(1)):
+            if g.group(2) is None:
+                names.append(g.group(1))
+            else:
+                names += [f"{g.group(1)}#{i}" for i in range(int(g.group(2)))]
+        return names[v.index] if len(names) == len(v.op.results) else None
+    if not isinstance(v, BlockArgument):
+        return None
+    parent = v.block.parent_op()
+    if parent is None or (at := _offset_of(parent, module)) is None:
+        return None
+    at += len(parent.name)
+    if text.startswith('"', at):
+        return None  # the generic form: its block arguments carry their own names
+    if isinstance(parent, func.FuncOp):
+        inside = _balanced(text, at)
+        names = re.findall(rf"({_ID})\s*:", inside or "")
+    elif isinstance(parent, k.IterateOp):
+        with_at = re.compile(r"\bwith\b").search(text, at)
+        body_at = text.find("{", at)
+        inside = _balanced(text, with_at.end()) if with_at else None
+        if inside is None or with_at is None or with_at.start() > body_at >= 0:
+            return None
+        names = re.findall(rf"->\s*({_ID})\s*=", inside)
+        if v.index >= len(names):
+            iter_at = re.compile(r"\biter_args\b").search(text, with_at.end() + len(inside))
+            extra = _balanced(text, iter_at.end()) if iter_at else None
+            names += re.findall(rf"({_ID})\s*=", extra or "")
+    elif isinstance(parent, affine.ForOp | scf.ForOp):
+        m = re.compile(rf"\s*({_ID})\s*=").match(text, at)
+        names = [m.group(1)] if m else []
+    else:
+        return None
+    return names[v.index] if v.index < len(names) else None

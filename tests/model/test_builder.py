@@ -20,6 +20,8 @@ def assert_same(mod: pk.Module, text: str) -> None:
     assert mod.print() == ref.print()
     # The generic form also shows properties the custom syntax hides.
     assert mod.print(generic=True) == ref.print(generic=True)
+    # Every program here is meant to be valid Krnl, not only to print the same.
+    pk.verify(mod)
 
 
 def here() -> int:
@@ -40,7 +42,7 @@ func.func @gemm(%A: memref<40x60xf32>, %B: memref<60x80xf32>, %C: memref<40x80xf
   %jb, %jl = krnl.block %jj 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
   krnl.permute(%ib, %il, %jb, %jl, %kk) [0, 3, 1, 4, 2] : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
   krnl.parallel %ib : !krnl.loop
-  krnl.iterate(%ib, %il, %jb, %jl, %kk) with (%ii -> %i = 0 to 40, %jj -> %j = 0 to 80, %kk -> %k = 0 to 60) {
+  krnl.iterate(%ib, %jb, %kk, %il, %jl) with (%ii -> %i = 0 to 40, %jj -> %j = 0 to 80, %kk -> %k = 0 to 60) {
     %a = krnl.load %A[%i, %k] : memref<40x60xf32>
     %b = krnl.load %B[%k, %j] : memref<60x80xf32>
     %c = krnl.load %C[%i, %j] : memref<40x80xf32>
@@ -56,7 +58,7 @@ func.func @gemm_par(%A: memref<?x60xf32>, %C: memref<?x60xf32>, %N: index) {
   %ib, %il = krnl.block %ii 16 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
   krnl.permute(%ib, %il, %jj) [0, 2, 1] : !krnl.loop, !krnl.loop, !krnl.loop
   krnl.parallel(%ib, %jj), num_threads(%nt) {proc_bind = "spread"} : !krnl.loop, !krnl.loop
-  krnl.iterate(%ib, %il, %jj) with (%ii -> %i = 0 to %N, %jj -> %j = 0 to 60) {
+  krnl.iterate(%ib, %jj, %il) with (%ii -> %i = 0 to %N, %jj -> %j = 0 to 60) {
     %a = krnl.load %A[%i, %j] : memref<?x60xf32>
     %s = arith.addf %a, %a : f32
     krnl.store %s, %C[%i, %j] : memref<?x60xf32>
@@ -77,7 +79,7 @@ def test_gemm_block_permute_parallel() -> None:
         f.permute([ib, il, jb, jl, kk], [0, 3, 1, 4, 2])
         f.parallel(ib)
         entries = [(ii, "i", 0, 40), (jj, "j", 0, 80), (kk, "k", 0, 60)]
-        with f.iterate([ib, il, jb, jl, kk], entries) as (i, j, k):
+        with f.iterate([ib, jb, kk, il, jl], entries) as (i, j, k):
             a = f.load(A, [i, k], name="a")
             b = f.load(B, [k, j], name="b")
             c = f.load(C, [i, j], name="c")
@@ -90,7 +92,7 @@ def test_gemm_block_permute_parallel() -> None:
         ib, il = f.block(ii, 16, names=("ib", "il"))
         f.permute([ib, il, jj], [0, 2, 1])
         f.parallel([ib, jj], num_threads=nt, proc_bind="spread")
-        with f.iterate([ib, il, jj], [(ii, "i", 0, N), (jj, "j", 0, 60)]) as (i, j):
+        with f.iterate([ib, jj, il], [(ii, "i", 0, N), (jj, "j", 0, 60)]) as (i, j):
             a = f.load(A, [i, j], name="a")
             f.store(f.addf(a, a, name="s"), C, [i, j])
     assert_same(mb.module(), GEMM)

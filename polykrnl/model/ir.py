@@ -440,9 +440,20 @@ def location_of(op: Operation, module: Module | None = None) -> SourceLocation |
     if module is not None and module._index is not None and file == module.filename:
         idx = module._index
         if 1 <= line <= len(idx.starts):
-            return idx.location(file, idx.starts[line - 1] + col - 1, len(op.name))
+            offset = idx.starts[line - 1] + col - 1
+            return idx.location(file, offset, _token_length(idx.text, offset))
     text = linecache.getline(file, line) or None
-    return SourceLocation(file, line, col, text, len(op.name) if text else 1)
+    length = _token_length(text, col - 1) if text else 1
+    return SourceLocation(file, line, col, text, length)
+
+
+_TOKEN = re.compile(r'"?[\w.$-]+"?')
+
+
+def _token_length(text: str, offset: int) -> int:
+    """Length of the op name (or word) at `offset`: `return` is shorter than `func.return`."""
+    m = _TOKEN.match(text, offset)
+    return len(m.group()) if m else 1
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,6 +11,7 @@ from polykrnl.errors import (
     VerifyError,
 )
 from polykrnl.model.builder import ModuleBuilder
+from polykrnl.model.interpreter import register_call, run_reference
 from polykrnl.model.ir import Function, Module, load, parse
 from polykrnl.model.verifier import verify
 
@@ -31,5 +32,7 @@ __all__ = [
     "__version__",
     "load",
     "parse",
+    "register_call",
+    "run_reference",
     "verify",
 ]

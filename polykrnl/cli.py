@@ -59,6 +59,24 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
+    """`run` params: NAME=NUMBER for a scalar argument, ARG.DIM=INT for a memref dimension."""
+    params: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        arg, dot, dim = name.partition(".")
+        if not sep or not arg.isidentifier() or (dot and not dim.isdigit()):
+            raise _UsageError(f"--param takes NAME=NUMBER or ARG.DIM=SIZE, got '{item}'")
+        try:
+            params[name] = int(value)
+        except ValueError:
+            try:
+                params[name] = float(value)
+            except ValueError:
+                raise _UsageError(f"--param {name} needs a number, got '{value}'") from None
+    return params
+
+
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.ir import load
     from polykrnl.runner import run_cli
@@ -66,11 +84,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     return run_cli(
         load(args.file),
         func=args.func,
-        params=_parse_params(args.param),
+        params=_parse_run_params(args.param),
         reference=args.reference,
         verify=args.verify,
         seed=args.seed,
         out=out,
+        size=args.size,
     )
 
 
@@ -100,7 +119,19 @@ def _build_parser() -> _ArgumentParser:
     sp = sub.add_parser("run", help="run a function on random inputs")
     sp.add_argument("file")
     sp.add_argument("--func", help="the function to run (default: the only one)")
-    sp.add_argument("--param", action="append", default=[], metavar="NAME=INT")
+    sp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="a scalar argument (N=64) or a dynamic memref dimension (A.0=64)",
+    )
+    sp.add_argument(
+        "--size",
+        type=int,
+        default=16,
+        help="value of the dynamic dimensions and index/integer arguments no --param sets",
+    )
     sp.add_argument("--reference", action="store_true", help="run the reference interpreter")
     sp.add_argument("--verify", action="store_true", help="compare with the reference")
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")

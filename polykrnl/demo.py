@@ -20,9 +20,11 @@ func.func @matmul(%A: memref<30x20xf32>, %B: memref<20x25xf32>, %C: memref<30x25
   %ib, %il = krnl.block %ii 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
   %jb, %jl = krnl.block %jj 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
   %kb, %kl = krnl.block %kk 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  krnl.permute(%ib, %il, %jb, %jl, %kb, %kl) [0, 3, 1, 4, 2, 5] : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
+  krnl.permute(%ib, %il, %jb, %jl, %kb, %kl) [0, 3, 1, 4, 2, 5]
+      : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
   krnl.parallel %ib : !krnl.loop
-  krnl.iterate(%ib, %jb, %kb, %il, %jl, %kl) with (%ii -> %i = 0 to 30, %jj -> %j = 0 to 25, %kk -> %k = 0 to 20) {
+  krnl.iterate(%ib, %jb, %kb, %il, %jl, %kl)
+      with (%ii -> %i = 0 to 30, %jj -> %j = 0 to 25, %kk -> %k = 0 to 20) {
     %a = krnl.load %A[%i, %k] : memref<30x20xf32>
     %b = krnl.load %B[%k, %j] : memref<20x25xf32>
     %c = krnl.load %C[%i, %j] : memref<30x25xf32>

@@ -450,17 +450,33 @@ class _Builder:
 
     # -- step 3: where statements go
     def place_bodies(self) -> None:
-        self.place_block(self.fn.op.body.block, None)
+        self.place_block(self.fn.op.body.block)
 
-    def place_block(self, block: Block, loop: Loop | None) -> None:
-        """Place the iterates found directly in `block` (and recursively inside them)."""
+    def place_block(self, block: Block) -> None:
+        """Place the iterates found directly in `block` (and recursively inside them).
+
+        `block` is not the body of a krnl.iterate (those are chunked by
+        place_iterate), so an iterate with an empty `with` list here cannot mark
+        a place among the statements of the iterate that binds its loops: its
+        body would run in that loop whatever the control flow around it says.
+        """
         for op in block.ops:
             if isinstance(op, k.IterateOp):
+                if not op.entries and op.optimized_loops:
+                    self.error(
+                        op,
+                        f"krnl.iterate({', '.join(value_name(h) for h in op.optimized_loops)}) "
+                        "with () is not directly in the body of the krnl.iterate that binds "
+                        "its loops",
+                        "an iterate with an empty `with` list marks where its loops go among "
+                        "the statements of the enclosing krnl.iterate: put it directly in that "
+                        "body, not inside another op's region",
+                    )
                 self.place_iterate(op)
             else:
                 for region in op.regions:
                     for b in region.blocks:
-                        self.place_block(b, None)
+                        self.place_block(b)
 
     def place_iterate(self, op: k.IterateOp) -> None:
         dest: Loop | None = None
@@ -500,7 +516,7 @@ class _Builder:
                 chunk.append(inner)
                 for region in inner.regions:
                     for b in region.blocks:
-                        self.place_block(b, None)
+                        self.place_block(b)
         flush()
         if op.results:
             items.append(YieldPoint(op))

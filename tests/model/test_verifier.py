@@ -201,6 +201,20 @@ CASES: tuple[Bad, ...] = (
         "the loop order is %ii > %jj > %kk",
     ),
     Bad(
+        "nest_anchor_inside_other_region",
+        fn(
+            "  %ii, %jj = krnl.define_loops 2\n"
+            "  %c = arith.constant true\n"
+            "  krnl.iterate(%ii) with (%ii -> %i = 0 to 4, %jj -> %j = 0 to 4) {\n"
+            "    scf.if %c {\n"
+            "      krnl.iterate(%jj) with () { // ERR\n      }\n"
+            "    }\n  }\n"
+        ),
+        "krnl.iterate(%jj) with () is not directly in the body of the krnl.iterate",
+        "krnl.iterate",
+        "not inside another op's region",
+    ),
+    Bad(
         "nest_not_a_loop_handle",
         fn(
             "  %ii = krnl.define_loops 1\n"

@@ -811,28 +811,16 @@ def _get_iv(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
     return out
 
 
-@_handles("krnl.load")
-def _krnl_load(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
+@_handles("krnl.load", "memref.load")
+def _indexed_load(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
     mem, *idx = op.operands
-    return [_load(fr, mem, [fr.index(i) for i in idx], "krnl.load")]
+    return [_load(fr, mem, [fr.index(i) for i in idx], op.name)]
 
 
-@_handles("krnl.store")
-def _krnl_store(it: Interpreter, op: Operation, fr: _Frame) -> None:
+@_handles("krnl.store", "memref.store")
+def _indexed_store(it: Interpreter, op: Operation, fr: _Frame) -> None:
     val, mem, *idx = op.operands
-    _store(fr, fr.get(val), mem, [fr.index(i) for i in idx], "krnl.store")
-
-
-@_handles("memref.load")
-def _memref_load(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
-    mem, *idx = op.operands
-    return [_load(fr, mem, [fr.index(i) for i in idx], "memref.load")]
-
-
-@_handles("memref.store")
-def _memref_store(it: Interpreter, op: Operation, fr: _Frame) -> None:
-    val, mem, *idx = op.operands
-    _store(fr, fr.get(val), mem, [fr.index(i) for i in idx], "memref.store")
+    _store(fr, fr.get(val), mem, [fr.index(i) for i in idx], op.name)
 
 
 @_handles("affine.load")

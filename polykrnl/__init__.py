@@ -12,7 +12,8 @@ from polykrnl.errors import (
 )
 from polykrnl.model.builder import ModuleBuilder
 from polykrnl.model.interpreter import register_call, run_reference
-from polykrnl.model.ir import Function, Module, load, parse
+from polykrnl.model.ir import Function, Module
+from polykrnl.model.parser import load, parse
 from polykrnl.model.verifier import verify
 
 __version__ = "0.1.0"

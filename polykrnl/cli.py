@@ -44,14 +44,14 @@ def _parse_params(items: Sequence[str]) -> dict[str, int]:
 
 
 def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
-    from polykrnl.model.ir import load
+    from polykrnl.model.parser import load
 
     out.write(load(args.file).print(generic=args.generic))
     return EXIT_OK
 
 
 def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from polykrnl.model.ir import load
+    from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
 
     verify(load(args.file))
@@ -78,7 +78,7 @@ def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    from polykrnl.model.ir import load
+    from polykrnl.model.parser import load
     from polykrnl.runner import run_cli
 
     return run_cli(

@@ -65,7 +65,8 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from polykrnl.errors import BuilderError, SourceLocation
 from polykrnl.model import dialect as krnl
-from polykrnl.model.ir import Module, context
+from polykrnl.model.ir import Module
+from polykrnl.model.parser import context
 
 __all__ = [
     "AffineBound",

@@ -1,8 +1,9 @@
-"""Modules and functions: parsing Krnl MLIR text into xDSL IR and printing it back.
+"""Modules and functions: the xDSL IR of a Krnl program, its printers and source locations.
 
-Every parsed op gets a `FileLineColLoc` pointing at its name in the source, so
-that later stages (verifier, interpreter, schedule errors) can show the
-offending line with a caret. Printing never shows these locations.
+Every parsed op carries a `FileLineColLoc` pointing at its name in the source
+(see :mod:`polykrnl.model.parser`), so that later stages (verifier,
+interpreter, schedule errors) can show the offending line with a caret.
+Printing never shows these locations.
 """
 
 from __future__ import annotations
@@ -13,44 +14,16 @@ import linecache
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import cast
 
-from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Attribute, Operation
-from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError as XParseError
-from xdsl.utils.lexer import Span
 
-from polykrnl.errors import ParseError, SourceLocation, UnknownFunctionError
-from polykrnl.model.dialect import Krnl
-
-DIALECTS = (
-    builtin.Builtin,
-    func.Func,
-    arith.Arith,
-    math.Math,
-    memref.MemRef,
-    affine.Affine,
-    scf.Scf,
-    Krnl,
-)
+from polykrnl.errors import SourceLocation, UnknownFunctionError
 
 
-@cache
-def context() -> Context:
-    """The one xDSL context of the process, with every dialect polykrnl reads."""
-    ctx = Context()
-    for d in DIALECTS:
-        ctx.load_dialect(d)
-    return ctx
-
-
-class _LineIndex:
+class LineIndex:
     """Offset -> (line, column) for one source text."""
 
     def __init__(self, text: str) -> None:
@@ -65,304 +38,6 @@ class _LineIndex:
         # control characters (binary input) would garble the terminal: show U+FFFD
         line_text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in line_text)
         return SourceLocation(file, line + 1, offset - start + 1, line_text, max(1, length))
-
-
-class _LocatingParser(Parser):
-    """xDSL's parser, recording where each op's name stands in the source."""
-
-    def __init__(self, text: str, filename: str) -> None:
-        super().__init__(context(), text, filename)
-        self._filename = filename
-        self._index = _LineIndex(text)
-
-    def parse_operation(self) -> Operation:
-        start = self._current_token.span.start
-        op = super().parse_operation()
-        if isinstance(op.location, FileLineColLoc):
-            return op  # an explicit loc(...) in the text wins
-        name_re = re.compile(r'(?<![%\w.$#"])"?' + re.escape(op.name) + r"\b")
-        m = name_re.search(self._index.text, start)
-        offset = m.start() + (1 if m and m.group().startswith('"') else 0) if m else start
-        loc = self._index.location(self._filename, offset, len(op.name))
-        op.location = FileLineColLoc(
-            StringAttr(self._filename), IntAttr(loc.line), IntAttr(loc.column)
-        )
-        return op
-
-
-_HINTS: tuple[tuple[str, str], ...] = (
-    (
-        r"Operation (?P<op>krnl\.\S+) does not have a custom format",
-        r"\g<op> has no custom syntax in the Krnl op reference: write it in the generic "
-        'form, e.g. %y = "krnl.erf"(%x) : (f32) -> f32',
-    ),
-    (
-        r"Operation (?P<op>\S+) does not have a custom format",
-        r"xDSL, which reads the MLIR text, has no custom syntax for \g<op>: write it in the "
-        r'generic form "\g<op>"(%operands) : (operand types) -> result types',
-    ),
-    (
-        r"^type !\S+ is not registered",
-        "the krnl dialect defines the types !krnl.loop and !krnl.string: check the type name",
-    ),
-    (
-        r"is not registered",
-        "polykrnl reads the builtin, func, arith, math, memref, affine, scf and krnl "
-        "dialects: check the op name",
-    ),
-    (
-        r"which this same krnl\.iterate defines",
-        "to bound a loop by an outer induction variable, nest a second krnl.iterate: "
-        "krnl.iterate(%jj) with (%jj -> %j = %i to N) { ... }",
-    ),
-    (
-        r"undefined|not defined|was not found",
-        "define the value before it is used (values defined in a region, e.g. a "
-        "krnl.iterate body, are not visible after it)",
-    ),
-    (
-        r"multiple results requires '(max|min)' prefix|is only allowed before an? (lower|upper)",
-        "write `max` before a multi-result lower bound map and `min` before an upper one",
-    ),
-    (
-        r"results, but was given \d+ to bind",
-        "bind one name per result, e.g. `%a, %b = krnl.define_loops 2` or "
-        "`%l:2 = krnl.define_loops 2` (then use %l#0, %l#1)",
-    ),
-    (
-        r"used with type !krnl\.loop, but",
-        "loop handles are the !krnl.loop values of krnl.define_loops or krnl.block",
-    ),
-    (
-        r"used with type index, but has been previously used or defined with type i",
-        "loop bounds and memory indices are of type index: convert with arith.index_cast",
-    ),
-    (
-        r"previously used or defined with type",
-        "the type written for an operand must be the type the value was defined with",
-    ),
-    (r"is already defined", "give every SSA value its own name"),
-    (r"missing `\}`", "close every `{` with a matching `}`"),
-    (
-        r"Could not parse entire input",
-        "there is text after the last complete op: an extra `}`, or a stray line?",
-    ),
-    (
-        r"unexpected character|not MLIR text|not UTF-8",
-        "pass a Krnl .mlir text file (UTF-8 MLIR text)",
-    ),
-    (
-        r"Expected '(with|to|->)'",
-        "a krnl.iterate reads krnl.iterate(%h, ...) with (%h -> %i = LB to UB, ...) "
-        "[iter_args(%x = %init) -> (T)] { ... }",
-    ),
-    (
-        r"function type",
-        'an op in the generic form ends with its type: "dialect.op"(%x) : (f32) -> f32',
-    ),
-    (r"expected.*type|type.*expected", "check the types after `:` against the op syntax"),
-)
-
-
-def _hint_for(message: str) -> str:
-    for pattern, hint in _HINTS:
-        if m := re.search(pattern, message):
-            return m.expand(hint)  # a hint may name a group of its pattern: \g<op>
-    return "compare the line with the syntax in the Krnl op reference"
-
-
-def _parse_error(index: _LineIndex, filename: str, span: Span[str] | None, msg: str) -> ParseError:
-    offset = span.start if span is not None else len(index.text)
-    length = (span.end - span.start) if span is not None else 1
-    loc = index.location(filename, min(offset, max(0, len(index.text) - 1)), length)
-    return ParseError(msg, location=loc, hint=_hint_for(msg))
-
-
-_COMMENT_OR_SPACE = re.compile(r"(\s|//[^\n]*)*")
-
-
-def parse(text: str, filename: str = "<string>") -> Module:
-    """Parse Krnl MLIR text (a `module` or bare functions) into a :class:`Module`.
-
-    Raises :class:`polykrnl.errors.ParseError` for any malformed input, with
-    the location and a hint; never an xDSL exception.
-    """
-    index = _LineIndex(text)
-    if _COMMENT_OR_SPACE.fullmatch(text):
-        raise ParseError(
-            "the input holds no operations",
-            location=SourceLocation(filename, 1, 1, text.split("\n", 1)[0] if text else ""),
-            hint="give a module with at least one func.func",
-        )
-    if "\x00" in text:
-        raise ParseError(
-            "the input contains a NUL character: it is not MLIR text",
-            location=index.location(filename, text.index("\x00")),
-            hint="pass a Krnl .mlir text file",
-        )
-    parser: _LocatingParser | None = None
-    try:
-        parser = _LocatingParser(text, filename)
-        op = parser.parse_module()
-    except XParseError as e:
-        better, msg = _better_error(text, cast(Span[str], e.span), e.msg)
-        if parser is not None and (use := _undefined_use(parser, index, msg)) is not None:
-            better = use
-        raise _parse_error(index, filename, better, msg) from None
-    except Exception as e:  # xDSL raises plain exceptions from some op constructors
-        span = parser._current_token.span if parser is not None else None
-        raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
-    return Module(op, source=text, filename=filename)
-
-
-def _undefined_use(parser: _LocatingParser, index: _LineIndex, msg: str) -> Span[str] | None:
-    """Where the first op that uses an undefined value names it.
-
-    xDSL reports undefined values at the end of the input; the text search in
-    `_better_span` may find the name where a nested region defines it (out of
-    scope at the use). The ops holding the forward references know their place.
-    """
-    m = re.match(r"values used but not defined: \[%([^,\]]+)", msg)
-    if not m:
-        return None
-    name = m.group(1)
-    offsets: list[int] = []
-    for value in parser.forward_ssa_references.get(name, {}).values():
-        for use in value.uses:
-            loc = use.operation.location
-            if isinstance(loc, FileLineColLoc) and 1 <= loc.line.data <= len(index.starts):
-                offsets.append(index.starts[loc.line.data - 1] + loc.column.data - 1)
-    ref = re.compile(re.escape("%" + name) + r"(?![\w$.])")
-    for start in sorted(offsets):
-        if found := ref.search(index.text, start):
-            return Span(found.start(), found.end(), parser.lexer.input)
-    return None
-
-
-def _better_span(text: str, span: Span[str], msg: str) -> Span[str]:
-    """Point at the offending name where xDSL points at the token after it."""
-    if m := re.match(r"Operation (\S+) (is not registered|does not have a custom format)", msg):
-        at = text.rfind(m.group(1), 0, span.start + 1)
-        if at >= 0:
-            return Span(at, at + len(m.group(1)), span.input)
-    if m := re.match(r"'([\w.$]+)' is not registered", msg):  # a type: `!krnl.lop`
-        at = text.rfind("!" + m.group(1), 0, span.start + 1)
-        if at >= 0:
-            return Span(at, at + 1 + len(m.group(1)), span.input)
-    if m := re.match(r"values used but not defined: \[(%[^,\]]+)", msg):
-        use = re.search(re.escape(m.group(1)) + r"(?![\w$.])", text)
-        if use:
-            return Span(use.start(), use.end(), span.input)
-    if re.search(r"(?i)expected", msg):
-        # "Expected ':'" reported at the first token of the next line: the thing is
-        # missing right after the previous token, so point there.
-        end = _end_of_previous_token(text, span.start)
-        if "\n" in text[end : span.start]:
-            return Span(end, end + 1, span.input)
-    return span
-
-
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
-
-
-def _code_only(text: str) -> str:
-    """`text` with comments blanked out (same length, strings kept)."""
-    return _STRING_OR_COMMENT.sub(
-        lambda m: m.group() if m.group().startswith('"') else " " * len(m.group()), text
-    )
-
-
-def _end_of_previous_token(text: str, offset: int) -> int:
-    code = _code_only(text[:offset])
-    return len(code.rstrip())
-
-
-def _unclosed_brace(text: str) -> int | None:
-    """Offset of the `{` that is most likely missing its `}`, or None if all are closed.
-
-    Braces are matched by counting; among the matched pairs, the first whose `}`
-    is indented differently from the line of its `{` is taken as the one that
-    swallowed a later `}` (the usual way a `}` goes missing); otherwise the
-    innermost `{` left open.
-    """
-    code = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
-    index = _LineIndex(text)
-
-    def indent(offset: int) -> int:
-        line = bisect.bisect_right(index.starts, offset) - 1
-        start = index.starts[line]
-        end = text.find("\n", start)
-        line_text = text[start : end if end >= 0 else len(text)]
-        return len(line_text) - len(line_text.lstrip())
-
-    stack: list[int] = []
-    suspects: list[int] = []
-    for i, ch in enumerate(code):
-        if ch == "{":
-            stack.append(i)
-        elif ch == "}" and stack:
-            opening = stack.pop()
-            if indent(opening) != indent(i):
-                suspects.append(opening)
-    if not stack:
-        return None
-    return min(suspects) if suspects else stack[-1]
-
-
-def _better_error(text: str, span: Span[str], msg: str) -> tuple[Span[str], str]:
-    """A clearer message and location where xDSL's are cryptic or misplaced."""
-    msg = msg.strip()
-    at_end = not _code_only(text[span.start :]).strip()
-    if msg == "in block definition" or (at_end and "'}'" in msg):
-        opening = _unclosed_brace(text)
-        if opening is not None:
-            return (
-                Span(opening, opening + 1, span.input),
-                "missing `}`: the input ends before this `{` is closed",
-            )
-        return span, "unexpected end of input"
-    if msg == "attribute expected":
-        word = text[span.start : span.end]
-        if word == "max":
-            return span, "`max` is only allowed before a lower bound (an upper bound takes `min`)"
-        if word == "min":
-            return span, "`min` is only allowed before an upper bound (a lower bound takes `max`)"
-    if m := re.fullmatch(r"Unexpected character: (.)", msg, re.DOTALL):
-        ch = m.group(1)
-        shown = repr(ch) if ch.isprintable() else f"U+{ord(ch):04X}"
-        return span, f"unexpected character {shown}: this is not MLIR text"
-    if msg == "Expected ':'function type signature expected":
-        msg = "expected `:` and the op's function type, e.g. : (f32) -> f32"
-    if m := re.fullmatch(r"'([\w.$]+)' is not registered", msg):  # a type
-        return _better_span(text, span, msg), f"type !{m.group(1)} is not registered"
-    return _better_span(text, span, msg), msg
-
-
-def load(path: str | Path) -> Module:
-    """Read and parse a Krnl MLIR file."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise ParseError(
-            f"cannot read {p}: {e.strerror or e}",
-            location=None,
-            hint="check the path and its permissions",
-        ) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        good = data[: e.start].decode("utf-8", errors="replace")
-        index = _LineIndex(good + " ")
-        raise ParseError(
-            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
-            location=index.location(str(p), len(good)),
-            hint="pass a Krnl .mlir text file",
-        ) from None
-    return parse(text, str(p))
-
-
-# ------------------------------------------------------------------ wrappers
 
 
 def print_ir(op: Operation, *, generic: bool = False) -> str:
@@ -392,7 +67,7 @@ class Module:
         self.op = op
         self.source = source
         self.filename = filename
-        self._index = _LineIndex(source) if source is not None else None
+        self._index = LineIndex(source) if source is not None else None
 
     @property
     def functions(self) -> tuple[Function, ...]:

@@ -31,7 +31,8 @@ from polykrnl.model.dialect import (
     RegionOp,
     StoreOp,
 )
-from polykrnl.model.ir import Module, load, parse
+from polykrnl.model.ir import Module
+from polykrnl.model.parser import load, parse
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FILES = sorted(CORPUS.glob("*.mlir"))

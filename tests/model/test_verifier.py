@@ -21,8 +21,8 @@ import pytest
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.errors import VerifyError
-from polykrnl.model.ir import parse
 from polykrnl.model.nest import build_nest, constant_trip_count, trip_count_divisor
+from polykrnl.model.parser import parse
 from polykrnl.model.verifier import diagnostics, verify
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -179,6 +179,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
             location=index.location(filename, text.index("\x00")),
             hint="pass a Krnl .mlir text file",
         )
+    _check_string_literals(text, index, filename)
     parser: _LocatingParser | None = None
     try:
         parser = _LocatingParser(text, filename)
@@ -191,7 +192,75 @@ def parse(text: str, filename: str = "<string>") -> Module:
     except Exception as e:  # xDSL raises plain exceptions from some op constructors
         span = parser._current_token.span if parser is not None else None
         raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
-    return Module(op, source=text, filename=filename)
+    module = Module(op, source=text, filename=filename)
+    _check_single_blocks(module)
+    return module
+
+
+def _check_single_blocks(module: Module) -> None:
+    """Krnl programs are structured: every region holds one block.
+
+    xDSL accepts `^bb1:` labels in any region, and code downstream (and the
+    dialects polykrnl loads, which have no branch ops) has no meaning for them.
+    """
+    for op in module.op.walk():
+        for region in op.regions:
+            if len(region.blocks) > 1:
+                second = region.blocks[1]
+                loc = module.location(second.first_op or op)
+                index = module._index
+                if loc is not None and index is not None and second.first_op is not None:
+                    # Point at the `^bb` label that opens the second block.
+                    at = index.text.rfind("^", 0, index.starts[loc.line - 1] + loc.column - 1)
+                    if at >= 0:
+                        label = re.match(r"\^[\w$.-]*", index.text[at:])
+                        loc = index.location(
+                            module.filename, at, len(label.group()) if label else 1
+                        )
+                raise ParseError(
+                    f"a region of {op.name} has {len(region.blocks)} blocks; polykrnl reads "
+                    "structured programs, whose regions hold a single block",
+                    location=loc,
+                    hint="remove the `^bb` block labels: structured control flow (krnl.iterate, "
+                    "scf.for, scf.if, affine.for) needs no branches",
+                )
+
+
+_STRING_ESCAPE = re.compile(r'\\(?:["nt\\]|[0-9A-Fa-f]{2})')
+
+
+# Comments, well-formed string literals, or a `"` that starts a bad one. Each
+# alternative is linear: no nested quantifiers.
+_STRINGS_AND_COMMENTS = re.compile(r'//[^\n]*|"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"|"')
+
+
+def _check_string_literals(text: str, index: LineIndex, filename: str) -> None:
+    """Reject unterminated strings and bad escapes before xDSL's lexer sees them.
+
+    xDSL matches string literals with a regular expression that backtracks
+    exponentially when a literal never closes or holds a bad escape: a cut line
+    of a long `signature = "..."` would hang the parser.
+    """
+    for m in _STRINGS_AND_COMMENTS.finditer(text):
+        if m.group() != '"':
+            continue
+        start = i = m.start() + 1
+        while i < len(text) and text[i] not in '"\n\v\f':
+            if text[i] == "\\":
+                if _STRING_ESCAPE.match(text, i) is None:
+                    raise ParseError(
+                        f"invalid escape {text[i : i + 2]!r} in a string literal",
+                        location=index.location(filename, i, 2),
+                        hint='MLIR strings allow \\", \\\\, \\n, \\t and two hex digits (\\22)',
+                    )
+                i += 2
+            else:
+                i += 1
+        raise ParseError(
+            "unterminated string literal",
+            location=index.location(filename, start - 1),
+            hint='close the string with `"` on the same line',
+        )
 
 
 def _undefined_use(parser: _LocatingParser, index: LineIndex, msg: str) -> Span[str] | None:

@@ -53,6 +53,33 @@ CASES: tuple[Bad, ...] = (
         "check the types after `:`",
     ),
     Bad(
+        "multi_block_region",
+        "func.func @f() {\n  return\n^bb1:\n  return\n}\n",
+        "a region of func.func has 2 blocks",
+        3,
+        1,  # at the `^bb1` label that opens the second block
+        "remove the `^bb` block labels",
+    ),
+    Bad(
+        # A cut line of a long escaped string once made xDSL's lexer backtrack for minutes.
+        "unterminated_string",
+        'func.func @f() {\n  "krnl.print"() {format = "'
+        + "\\22ab\\22 " * 30
+        + "} : () -> ()\n  return\n}\n",
+        "unterminated string literal",
+        2,
+        28,
+        'close the string with `"` on the same line',
+    ),
+    Bad(
+        "invalid_string_escape",
+        'func.func @f() {\n  "krnl.print"() {format = "abc\\q"} : () -> ()\n  return\n}\n',
+        "invalid escape",
+        2,
+        32,
+        "two hex digits",
+    ),
+    Bad(
         "unknown_op",
         f"{HEAD}  %x = krnl.frobnicate %A : memref<10xf32>\n{TAIL}",
         "Operation krnl.frobnicate is not registered",

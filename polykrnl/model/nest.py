@@ -107,6 +107,9 @@ class Loop:
     parallel: bool = False
     unroll: bool = False
     block_op: k.BlockOp | None = None
+    # krnl.matmul / krnl.specialized_kernel computes this loop itself: like
+    # onnx-mlir, the loop (and what it encloses) is not run as a loop.
+    consumed_by: Operation | None = None
 
     @property
     def name(self) -> str:
@@ -116,17 +119,21 @@ class Loop:
         return self.handle.name_hint or f"{self.origin.name}_{self.kind}"
 
     def body(self) -> Iterator[Item | Loop]:
-        """Items in execution order, with the child loop at its anchor (or last)."""
+        """Items in execution order, with the child loop at its anchor (or last).
+
+        A child loop consumed by a krnl.matmul is left out, as onnx-mlir erases it.
+        """
+        child = self.child if self.child is not None and self.child.consumed_by is None else None
         placed = False
         for it in self.items:
             if isinstance(it, ChildAnchor):
-                if self.child is not None and not placed:
+                if child is not None and not placed:
                     placed = True
-                    yield self.child
+                    yield child
             else:
                 yield it
-        if self.child is not None and not placed:
-            yield self.child
+        if child is not None and not placed:
+            yield child
 
     def chain(self) -> Iterator[Loop]:
         """This loop and the loops nested in it through `child`, outermost first."""
@@ -294,6 +301,12 @@ class _Builder:
             elif isinstance(op, k.UnrollOp) and (loop := self.live(op.loop, op)) is not None:
                 self.check_not_parallel(op.loop, op)
                 loop.unroll = True
+        # Kernel ops consume their loops after the whole recipe, as in the lowering.
+        for op in self.fn.op.walk():
+            if isinstance(op, k.MatMulOp | k.SpecializedKernelOp):
+                for h in op.loops:
+                    if (loop := self.loop_of.get(h)) is not None:
+                        loop.consumed_by = op
 
     def live(self, h: SSAValue, op: Operation) -> Loop | None:
         """The loop of handle `h`, or None (with a diagnostic) if it has none."""

@@ -1718,7 +1718,12 @@ def _affine_if(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
         _AFFINE_TESTS[c.kind](c.lhs.eval(dims, syms) - c.rhs.eval(dims, syms))
         for c in s.constraints
     )
-    region = op.regions[0] if ok else op.regions[1]
+    return _branch(it, op, fr, ok)
+
+
+def _branch(it: Interpreter, op: Operation, fr: _Frame, taken: bool) -> Sequence[Any]:
+    """Run the then-region (or the else-region, possibly empty) of an if op."""
+    region = op.regions[0] if taken else op.regions[1]
     if not region.blocks:
         return []
     return it.exec_block(region.block, fr)
@@ -1742,11 +1747,7 @@ def _scf_for(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
 
 @_handles("scf.if")
 def _scf_if(it: Interpreter, op: Operation, fr: _Frame) -> Sequence[Any]:
-    cond = fr.get(op.operands[0])
-    region = op.regions[0] if cond else op.regions[1]
-    if not region.blocks:
-        return []
-    return it.exec_block(region.block, fr)
+    return _branch(it, op, fr, bool(fr.get(op.operands[0])))
 
 
 @_handles("scf.while")

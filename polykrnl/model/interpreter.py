@@ -885,6 +885,17 @@ def _int_list(attr: Attribute | None) -> list[int] | None:
     return vals or None
 
 
+def _tile_extent(
+    tile: int, buf_size: int, d: int, start: int, size: int, s: int, mem: SSAValue
+) -> int:
+    """How many elements of dimension `s` of `mem` a tile copy moves: min(size - start, tile)."""
+    if tile > buf_size:
+        raise _Fail(f"tileSize {tile} exceeds the buffer size {buf_size} in dimension {d}")
+    if start < 0:
+        raise _Fail(f"negative start {start} in dimension {s} of {_name(mem)}")
+    return max(0, min(size - start, tile))
+
+
 @_handles("krnl.copy_to_tile_buffer")
 def _copy_to_buffer(it: Interpreter, op: Operation, fr: _Frame) -> None:
     """buf[b] = src[start + b] inside the source, padValue up to padToNext.
@@ -925,13 +936,7 @@ def _copy_to_buffer(it: Interpreter, op: Operation, fr: _Frame) -> None:
     ext: list[int] = []
     for d in range(b_rank):
         s = src_dim[off + d]
-        if tile[d] > buf.shape[d]:
-            raise _Fail(
-                f"tileSize {tile[d]} exceeds the buffer size {buf.shape[d]} in dimension {d}"
-            )
-        if starts[s] < 0:
-            raise _Fail(f"negative start {starts[s]} in dimension {s} of {_name(op.source)}")
-        r = max(0, min(src.shape[s] - starts[s], tile[d]))
+        r = _tile_extent(tile[d], buf.shape[d], d, starts[s], src.shape[s], s, op.source)
         p = pads[d]
         if p < 1:
             raise _Fail(f"padToNext must be >= 1, got {p}")
@@ -973,13 +978,7 @@ def _copy_from_buffer(it: Interpreter, op: Operation, fr: _Frame) -> None:
             index.append(starts[s])
             continue
         d = s - off
-        if tile[d] > buf.shape[d]:
-            raise _Fail(
-                f"tileSize {tile[d]} exceeds the buffer size {buf.shape[d]} in dimension {d}"
-            )
-        if starts[s] < 0:
-            raise _Fail(f"negative start {starts[s]} in dimension {s} of {_name(op.dest)}")
-        w = max(0, min(dest.shape[s] - starts[s], tile[d]))
+        w = _tile_extent(tile[d], buf.shape[d], d, starts[s], dest.shape[s], s, op.dest)
         sizes.append(w)
         index.append(slice(starts[s], starts[s] + w))
     dest[tuple(index)] = buf[tuple(slice(0, w) for w in sizes)]

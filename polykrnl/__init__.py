@@ -6,6 +6,7 @@ from polykrnl.errors import (
     InterpretError,
     ParseError,
     PolykrnlError,
+    ScheduleError,
     UnknownFunctionError,
     UnsupportedError,
     VerifyError,
@@ -14,7 +15,11 @@ from polykrnl.model.builder import ModuleBuilder
 from polykrnl.model.interpreter import register_call, run_reference
 from polykrnl.model.ir import Function, Module
 from polykrnl.model.parser import load, parse
+from polykrnl.model.poly import PolyProgram, poly_program
 from polykrnl.model.verifier import verify
+from polykrnl.transforms.looptree import LoopTree
+from polykrnl.transforms.recipe import schedule
+from polykrnl.transforms.schedule import Schedule
 
 __version__ = "0.1.0"
 
@@ -23,17 +28,23 @@ __all__ = [
     "BuilderError",
     "Function",
     "InterpretError",
+    "LoopTree",
     "Module",
     "ModuleBuilder",
     "ParseError",
+    "PolyProgram",
     "PolykrnlError",
+    "Schedule",
+    "ScheduleError",
     "UnknownFunctionError",
     "UnsupportedError",
     "VerifyError",
     "__version__",
     "load",
     "parse",
+    "poly_program",
     "register_call",
     "run_reference",
+    "schedule",
     "verify",
 ]

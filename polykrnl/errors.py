@@ -123,3 +123,7 @@ class BuilderError(PolykrnlError):
 
 class UnsupportedError(PolykrnlError):
     """A construct that polykrnl does not handle (yet); the message says which and where."""
+
+
+class ScheduleError(PolykrnlError):
+    """A schedule primitive was misused (unknown loop, not a perfect nest, ...)."""

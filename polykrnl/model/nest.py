@@ -570,11 +570,16 @@ def _where(op: Operation, fn: Function) -> str:
     return f"line {loc.line}" if loc else "another place"
 
 
-def build_nest(fn: Function) -> LoopNest:
-    """The concrete loop nest of `fn`, with diagnostics for every misuse found."""
+def build_nest(fn: Function, recipe: bool = True) -> LoopNest:
+    """The concrete loop nest of `fn`, with diagnostics for every misuse found.
+
+    With `recipe=False` the krnl.block / permute / parallel / unroll ops are
+    ignored: the loops of the `with` lists in their original order.
+    """
     b = _Builder(fn)
     b.create_chains()
-    b.apply_recipe()
+    if recipe:
+        b.apply_recipe()
     b.place_bodies()
     return LoopNest(
         fn,

@@ -1,0 +1,225 @@
+"""LoopTree: the loop nest of a Schedule, as onnx-mlir's lowering would write it.
+
+``str(tree)``::
+
+    for %i_t = 0 to 10 step 4 {
+      for %i = %i_t to min(%i_t + 4, 10) {
+        S0: krnl.store B[%i] <- A[%i]
+      }
+    }
+
+Loop headers are ``for %NAME = LB to UB [step S] {``, with ``  // parallel``,
+``  // unroll`` after the brace; LB is one expression or ``max(...)``, UB one
+or ``min(...)``. A statement line is ``S<n>: <op> <writes> <- <reads>``;
+accesses are written with the names of the loops that carry the values
+(``A[%i, %j + 1]``), values passed between statements as ``%name``, and
+accesses to a region of an array (memset, tile copies, ...) as ``A[..]``.
+
+``tree.to_json()`` is the same tree as plain data::
+
+    {"function": "f", "body": [NODE, ...]}
+    NODE = {"loop": "i_t", "kind": "tile", "lb": "0", "ub": "10", "step": 4,
+            "parallel": false, "unroll": false, "trivial": false, "body": [NODE, ...]}
+         | {"stmt": "S0", "op": "krnl.store", "line": 7,
+            "writes": ["B[%i]"], "reads": ["A[%i]"]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import islpy as isl
+
+from polykrnl.model.poly import Statement
+from polykrnl.transforms.schedule import Schedule, SLoop, SNode
+
+
+@dataclass(frozen=True)
+class LoopNode:
+    name: str
+    kind: str
+    lb: str
+    ub: str
+    step: int
+    parallel: bool
+    unroll: bool
+    trivial: bool
+    body: tuple[TreeNode, ...]
+
+
+@dataclass(frozen=True)
+class StmtNode:
+    name: str
+    op: str
+    line: int | None
+    writes: tuple[str, ...]
+    reads: tuple[str, ...]
+
+
+TreeNode = LoopNode | StmtNode
+
+
+@dataclass(frozen=True)
+class LoopTree:
+    """The final loop nest of a schedule (see the module docstring)."""
+
+    function: str
+    body: tuple[TreeNode, ...]
+
+    def __str__(self) -> str:
+        lines: list[str] = []
+        _lines(self.body, 0, lines)
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "body": [_json(n) for n in self.body]}
+
+    def loops(self) -> list[LoopNode]:
+        """Every loop, outermost first, in program order."""
+        out: list[LoopNode] = []
+
+        def go(nodes: tuple[TreeNode, ...]) -> None:
+            for n in nodes:
+                if isinstance(n, LoopNode):
+                    out.append(n)
+                    go(n.body)
+
+        go(self.body)
+        return out
+
+
+def _lines(nodes: tuple[TreeNode, ...], depth: int, out: list[str]) -> None:
+    pad = "  " * depth
+    for n in nodes:
+        if isinstance(n, StmtNode):
+            text = f"{n.name}: {n.op}"
+            if n.writes:
+                text += " " + ", ".join(n.writes)
+            if n.reads:
+                text += " <- " + ", ".join(n.reads)
+            out.append(pad + text)
+            continue
+        step = f" step {n.step}" if n.step != 1 else ""
+        marks = [m for m, on in (("parallel", n.parallel), ("unroll", n.unroll)) if on]
+        tail = f"  // {', '.join(marks)}" if marks else ""
+        out.append(f"{pad}for %{n.name} = {n.lb} to {n.ub}{step} {{{tail}")
+        _lines(n.body, depth + 1, out)
+        out.append(pad + "}")
+
+
+def _json(n: TreeNode) -> dict[str, Any]:
+    if isinstance(n, StmtNode):
+        return {
+            "stmt": n.name,
+            "op": n.op,
+            "line": n.line,
+            "writes": list(n.writes),
+            "reads": list(n.reads),
+        }
+    return {
+        "loop": n.name,
+        "kind": n.kind,
+        "lb": n.lb,
+        "ub": n.ub,
+        "step": n.step,
+        "parallel": n.parallel,
+        "unroll": n.unroll,
+        "trivial": n.trivial,
+        "body": [_json(b) for b in n.body],
+    }
+
+
+def loop_tree(sched: Schedule) -> LoopTree:
+    stmts = sched.statements
+
+    def go(nodes: tuple[SNode, ...]) -> tuple[TreeNode, ...]:
+        out: list[TreeNode] = []
+        for n in nodes:
+            if isinstance(n, SLoop):
+                info = sched.loop_info[n.name]
+                out.append(
+                    LoopNode(
+                        n.name,
+                        info.kind,
+                        sched.format_bound_list(info.lbs, "max"),
+                        sched.format_bound_list(info.ubs, "min"),
+                        info.step,
+                        info.parallel,
+                        info.unroll,
+                        info.trivial,
+                        go(n.body),
+                    )
+                )
+            else:
+                out.append(_stmt_node(sched, stmts[n.name]))
+        return tuple(out)
+
+    return LoopTree(sched.program.function.name, go(sched.nodes))
+
+
+def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
+    names = [f"%{sched.carrier(vid).name}" for vid in s.dim_vids]
+    params = sched.program.param_display
+    writes: list[str] = []
+    reads: list[str] = []
+    for a in s.accesses:
+        info = sched.program.arrays[a.array]
+        text = f"%{a.array}" if info.virtual else _format_access(a.array, a.relation, names, params)
+        target = writes if a.write else reads
+        if text not in target:
+            target.append(text)
+    line = s.location.line if s.location else None
+    return StmtNode(s.name, s.anchor.name, line, tuple(writes), tuple(reads))
+
+
+def _format_access(
+    array: str, rel: isl.Map, names: list[str], params: dict[str, str]
+) -> str:
+    """`A[%i, %j + 1]` for a single-valued affine access, else `A[..]`."""
+    if rel.is_empty():
+        return f"{array}[..]"
+    if not rel.is_single_valued():
+        return f"{array}[..]"
+    pma = rel.as_pw_multi_aff()
+    if pma.n_piece() != 1:
+        return f"{array}[..]"
+    pieces: list[isl.MultiAff] = []
+    pma.foreach_piece(lambda _set, ma: pieces.append(ma))
+    ma = pieces[0]
+    subs: list[str] = []
+    for d in range(ma.dim(isl.dim_type.out)):
+        text = _format_aff(ma.get_at(d), names, params)
+        if text is None:
+            return f"{array}[..]"
+        subs.append(text)
+    return f"{array}[{', '.join(subs)}]"
+
+
+def _format_aff(aff: isl.Aff, names: list[str], params: dict[str, str]) -> str | None:
+    if aff.dim(isl.dim_type.div) > 0:
+        return None
+    terms: list[tuple[int, str]] = []
+    for k, name in enumerate(names):
+        c = aff.get_coefficient_val(isl.dim_type.in_, k).to_python()
+        if c:
+            terms.append((int(c), name))
+    for k in range(aff.dim(isl.dim_type.param)):
+        c = aff.get_coefficient_val(isl.dim_type.param, k).to_python()
+        if c:
+            pname = aff.get_dim_name(isl.dim_type.param, k)
+            terms.append((int(c), "%" + params.get(pname, pname)))
+    const = int(aff.get_constant_val().to_python())
+    parts: list[str] = []
+    for c, name in terms:
+        mag = name if abs(c) == 1 else f"{name} * {abs(c)}"
+        if not parts:
+            parts.append(mag if c > 0 else f"-{mag}" if abs(c) == 1 else f"{name} * {c}")
+        else:
+            parts.append(f"{'+' if c > 0 else '-'} {mag}")
+    if const or not parts:
+        if not parts:
+            parts.append(str(const))
+        else:
+            parts.append(f"{'+' if const > 0 else '-'} {abs(const)}")
+    return " ".join(parts)

@@ -1,0 +1,278 @@
+"""The recipe interpreter: a Krnl function's block/permute/parallel/unroll ops as primitives.
+
+``schedule(fn)`` starts from the original loops (the `with` lists, every
+statement inside the innermost loop of its chain) and applies the function's
+recipe ops in program order through the same :class:`Schedule` primitives
+that Python users call, so the Krnl text and the Python API cannot disagree.
+Krnl places statements after the whole recipe (a body goes into the loop of
+the last handle of its iterate's list; onnx-mlir carries statements in
+``krnl.movable`` regions until then); so does this interpreter, last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import islpy as isl
+from xdsl.dialects import affine, arith
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+
+from polykrnl.errors import ScheduleError, UnsupportedError
+from polykrnl.model import dialect as k
+from polykrnl.model.ir import Function, location_of
+from polykrnl.model.nest import IVBound, Loop, MapBound
+from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
+from polykrnl.transforms.schedule import (
+    Bound,
+    LoopInfo,
+    Ref,
+    Schedule,
+    SLoop,
+    SNode,
+    SStmt,
+)
+
+
+def schedule(fn: Function) -> Schedule:
+    """The Schedule of `fn` after its Krnl recipe."""
+    return schedule_of(fn, recipe=True)
+
+
+def schedule_of(fn: object, recipe: bool = True) -> Schedule:
+    if not isinstance(fn, Function):
+        raise TypeError(f"expected a polykrnl Function (module['name']), got {type(fn).__name__}")
+    program = poly_program(fn, recipe=recipe)
+    if not recipe:
+        return _as_written(program)
+    base = _base(program)
+    sched = base
+    names = program.handle_names
+    for op in fn.op.walk():
+        try:
+            if isinstance(op, k.BlockOp) and op.loop in names:
+                sched = sched.block(
+                    names[op.loop],
+                    op.size,
+                    names=(names[op.loop_block], names[op.loop_local]),
+                )
+            elif isinstance(op, k.PermuteOp):
+                sched = sched.permute([names[h] for h in op.loops], op.perm)
+            elif isinstance(op, k.ParallelOp):
+                sched = sched.parallel(*(names[h] for h in op.loops))
+            elif isinstance(op, k.UnrollOp):
+                sched = sched.unroll(names[op.loop])
+        except ScheduleError as e:
+            raise ScheduleError(
+                f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint
+            ) from None
+    for lp, name in program.loop_names.items():
+        if lp.trivial and name in sched.loop_info:
+            sched = sched.trivialize(name)
+    # Statements go where Krnl puts them: the program's nest.
+    nodes = _snodes(program.tree)
+    present = {n.name for n in _loops_of(nodes)}
+    infos = {n: i for n, i in sched.loop_info.items() if n in present}
+    return Schedule(program, nodes, infos, sched.steps)
+
+
+def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:
+    out: list[SLoop] = []
+    for n in nodes:
+        if isinstance(n, SLoop):
+            out.append(n)
+            out += _loops_of(n.body)
+    return out
+
+
+def _snodes(nodes: Sequence[PNode]) -> tuple[SNode, ...]:
+    return tuple(
+        SLoop(n.name, _snodes(n.body)) if isinstance(n, PLoop) else SStmt(n.name) for n in nodes
+    )
+
+
+def _stmts_below(node: PNode) -> list[str]:
+    if isinstance(node, PStmt):
+        return [node.name]
+    return [s for b in node.body for s in _stmts_below(b)]
+
+
+def _dim_value(stmt: Statement, vid: str) -> isl.PwAff | None:
+    """The value of loop value `vid` for `stmt`'s instances, if it is one of its dims."""
+    for pos in range(len(stmt.dims)):
+        if stmt.dim_origins[pos] == vid:
+            ls = isl.LocalSpace.from_space(stmt.domain.get_space())
+            aff = isl.Aff.var_on_domain(ls, isl.dim_type.set, pos)
+            return isl.PwAff.from_aff(aff).intersect_domain(stmt.domain)
+    return None
+
+
+def _info(program: PolyProgram, lp: Loop, name: str, stmts: list[str]) -> LoopInfo:
+    """LoopInfo of an original loop (from its `with` entry)."""
+    by_name = {s.name: s for s in program.statements}
+    values: dict[str, isl.PwAff] = {}
+    for s in stmts:
+        v = _dim_value(by_name[s], name)
+        if v is not None:
+            values[s] = v
+    lbs = _bounds(program, lp.lbs, lp)
+    ubs = _bounds(program, lp.ubs, lp)
+    return LoopInfo(name, "loop", name, name, lbs, ubs, lp.step, values)
+
+
+def _as_written(program: PolyProgram) -> Schedule:
+    """The schedule of a program whose nest has no recipe applied."""
+    infos: dict[str, LoopInfo] = {}
+
+    def walk(nodes: Sequence[PNode]) -> None:
+        for n in nodes:
+            if isinstance(n, PLoop):
+                infos[n.name] = _info(program, n.loop, n.name, _stmts_below(n))
+                walk(n.body)
+
+    walk(program.tree)
+    return Schedule(program, _snodes(program.tree), infos)
+
+
+def _base(program: PolyProgram) -> Schedule:
+    """The original loops of every chain, with all its statements in the innermost one."""
+    infos: dict[str, LoopInfo] = {}
+
+    def collapse(nodes: Sequence[PNode]) -> list[SNode]:
+        out: list[SNode] = []
+        for n in nodes:
+            if isinstance(n, PStmt):
+                out.append(SStmt(n.name))
+                continue
+            iterate = n.loop.origin.iterate
+            inner: list[SNode] = []
+
+            def gather(node: PLoop) -> None:
+                for b in node.body:
+                    if isinstance(b, PLoop) and b.loop.origin.iterate is iterate:
+                        gather(b)
+                    else:
+                        inner.extend(collapse([b]))
+
+            gather(n)
+            body: tuple[SNode, ...] = tuple(inner)
+            stmts = [s for s in _stmt_names(body)]
+            for e in reversed(iterate.entries):
+                origin = program.nest.origins[e.handle]
+                name = program.handle_names[e.handle]
+                plain = Loop(origin, "loop", e.handle, (MapBound(e.lb_map, e.lb_operands),),
+                             (MapBound(e.ub_map, e.ub_operands),), 1)
+                infos[name] = _info(program, plain, name, stmts)
+                body = (SLoop(name, body),)
+            out.extend(body)
+        return out
+
+    return Schedule(program, tuple(collapse(program.tree)), infos)
+
+
+def _stmt_names(nodes: Sequence[SNode]) -> list[str]:
+    out: list[str] = []
+    for n in nodes:
+        if isinstance(n, SStmt):
+            out.append(n.name)
+        else:
+            out += _stmt_names(n.body)
+    return out
+
+
+# ------------------------------------------------------------------ bounds
+
+
+def _bounds(program: PolyProgram, bounds: Sequence[MapBound | IVBound], lp: Loop) -> tuple[Bound, ...]:
+    out: list[Bound] = []
+    for b in bounds:
+        if isinstance(b, IVBound):  # pragma: no cover - original loops have map bounds
+            out.append(Bound.value_plus(program.loop_names[b.loop], b.offset))
+            continue
+        m = b.map
+        refs: list[Ref] = []
+        exprs: list[AffineExpr] = []
+        for v in b.operands:
+            e, more = _operand(program, v, len(refs), lp)
+            exprs.append(e)
+            refs += more
+        for r in m.results:
+            out.append(Bound(_substitute(r, exprs, m.num_dims), tuple(refs)))
+    return tuple(out)
+
+
+def _substitute(e: AffineExpr, args: Sequence[AffineExpr], ndims: int) -> AffineExpr:
+    if isinstance(e, AffineDimExpr):
+        return args[e.position]
+    if isinstance(e, AffineSymExpr):
+        return args[ndims + e.position]
+    if isinstance(e, AffineBinaryOpExpr):
+        return AffineBinaryOpExpr(
+            e.kind, _substitute(e.lhs, args, ndims), _substitute(e.rhs, args, ndims)
+        )
+    return e
+
+
+def _operand(
+    program: PolyProgram, v: SSAValue, first: int, lp: Loop
+) -> tuple[AffineExpr, list[Ref]]:
+    """A bound operand as an expression over new dims numbered from `first`."""
+    nest = program.nest
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
+        val = v.op.value
+        if isinstance(val, IntegerAttr):
+            return AffineConstantExpr(int(val.value.data)), []
+    if v in nest.origin_of_iv:
+        origin = nest.origin_of_iv[v]
+        return AffineDimExpr(first), [Ref("value", program.handle_names[origin.entry.handle])]
+    if isinstance(v, OpResult) and isinstance(v.op, k.GetInductionVarValueOp):
+        h = v.op.operands[v.index]
+        if h in program.handle_names:
+            return AffineDimExpr(first), [Ref("value", program.handle_names[h])]
+    if v in program.symbols:
+        return AffineDimExpr(first), [Ref("param", program.symbols[v])]
+    if isinstance(v, OpResult) and v.op.name in ("memref.dim", "krnl.dim"):
+        t = v.op.operands[0].type
+        idx = v.op.operands[1]
+        if (
+            isinstance(t, MemRefType)
+            and isinstance(idx, OpResult)
+            and isinstance(idx.op, arith.ConstantOp)
+            and isinstance(idx.op.value, IntegerAttr)
+        ):
+            size = t.get_shape()[int(idx.op.value.value.data)]
+            if size >= 0:
+                return AffineConstantExpr(size), []
+    if isinstance(v, OpResult) and isinstance(v.op, affine.ApplyOp):
+        m = v.op.map.data
+        refs: list[Ref] = []
+        args: list[AffineExpr] = []
+        for x in v.op.operands:
+            e, more = _operand(program, x, first + len(refs), lp)
+            args.append(e)
+            refs += more
+        return _substitute(m.results[0], args, m.num_dims), refs
+    if isinstance(v, OpResult) and v.op.name in ("arith.addi", "arith.subi", "arith.muli"):
+        lhs, r1 = _operand(program, v.op.operands[0], first, lp)
+        rhs, r2 = _operand(program, v.op.operands[1], first + len(r1), lp)
+        if v.op.name == "arith.addi":
+            return lhs + rhs, r1 + r2
+        if v.op.name == "arith.subi":
+            return lhs - rhs, r1 + r2
+        if isinstance(lhs, AffineConstantExpr) or isinstance(rhs, AffineConstantExpr):
+            return lhs * rhs, r1 + r2
+    op: Operation = lp.origin.iterate
+    raise UnsupportedError(
+        "a loop bound uses a value polykrnl cannot express as an affine function of "
+        "parameters and enclosing loops",
+        location=location_of(op, program.function.module),
+        hint="compute bounds from constants, index arguments, memref.dim, enclosing "
+        "induction variables and affine.apply",
+    )

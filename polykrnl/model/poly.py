@@ -690,27 +690,43 @@ class _ProgramBuilder:
     def loop(self, lp: Loop, loops: tuple[Loop, ...]) -> PLoop:
         inner = (*loops, lp)
         body: list[PNode] = []
+        run: list[object] = []
         for item in lp.body():
             if isinstance(item, Loop):
+                body.extend(self.items(run, inner))
+                run = []
                 body.append(self.loop(item, inner))
             else:
-                body.extend(self.items([item], inner))
+                run.append(item)
+        body.extend(self.items(run, inner))
         return PLoop(self.loop_names[lp], lp, tuple(body))
 
     def items(self, items: Sequence[object], loops: tuple[Loop, ...]) -> list[PNode]:
         out: list[PNode] = []
-        for it in items:
+        merged: set[int] = set()
+        for n, it in enumerate(items):
             if isinstance(it, Stmt):
-                out.extend(self.chunk_with_regions(it.ops, loops))
+                nxt = items[n + 1] if n + 1 < len(items) else None
+                if isinstance(nxt, YieldPoint) and nxt.iterate is it.owner:
+                    # The yield joins the last chunk: its operands are computed there.
+                    merged.add(n + 1)
+                    out.extend(self.chunk_with_regions(it.ops, loops, nxt.iterate))
+                else:
+                    out.extend(self.chunk_with_regions(it.ops, loops))
             elif isinstance(it, Chain):
                 out.extend(self.iterate(it.iterate, loops))
-            elif isinstance(it, YieldPoint):
+            elif isinstance(it, YieldPoint) and n not in merged:
                 out.append(self.yield_statement(it.iterate, loops))
             elif isinstance(it, ChildAnchor):
                 pass
         return out
 
-    def chunk_with_regions(self, ops: Sequence[Operation], loops: tuple[Loop, ...]) -> list[PNode]:
+    def chunk_with_regions(
+        self,
+        ops: Sequence[Operation],
+        loops: tuple[Loop, ...],
+        yield_of: k.IterateOp | None = None,
+    ) -> list[PNode]:
         """A chunk of an iterate body; krnl.region / krnl.movable bodies are inlined."""
         out: list[PNode] = []
         chunk: list[Operation] = []
@@ -726,13 +742,21 @@ class _ProgramBuilder:
                 out.extend(self.iterate(op, loops))
             else:
                 chunk.append(op)
-        out.extend(self.chunk(chunk, loops))
+        out.extend(self.chunk(chunk, loops, yield_of))
         return out
 
-    def chunk(self, ops: Sequence[Operation], loops: tuple[Loop, ...]) -> list[PNode]:
+    def chunk(
+        self,
+        ops: Sequence[Operation],
+        loops: tuple[Loop, ...],
+        yield_of: k.IterateOp | None = None,
+    ) -> list[PNode]:
         """Split a run of ops into statements (see the module docstring)."""
         ops = [op for op in ops if op.name not in _SKIP and op.name not in _RECIPE]
         ops = [op for op in ops if not _is_terminator(op)]
+        term = yield_of.body.block.last_op if yield_of is not None else None
+        if term is not None:
+            ops.append(term)
         position = {op: n for n, op in enumerate(ops)}
         anchors = [op for op in ops if not _is_pure(op)]
         # Which anchors use each pure op (through pure ops of the chunk).
@@ -763,22 +787,60 @@ class _ProgramBuilder:
                 exported.append(op)
                 continue
             us = users.get(op, set())
-            if mem and len(us) > 1:
-                exported.append(op)
-                continue
             if mem and us:
-                (a,) = us
-                # A write between the read and its use could change what it reads.
-                if any(position[op] < position[b] < position[a] for b in anchors):
+                # Each user recomputes the value, unless a write between the read and
+                # a use could change what it reads: then it is computed once and kept.
+                last = max(position[a] for a in us)
+                read = self.arrays_read(op)
+                if any(
+                    position[op] < position[b] < last and self.may_write(b, read)
+                    for b in anchors
+                ):
                     exported.append(op)
         exported_set = set(exported)
         starts = sorted([*anchors, *exported], key=lambda o: position[o])
         out: list[PNode] = []
         for a in starts:
             cone = self.cone(a, position, exported_set)
+            if a is term:
+                out.append(self.statement("yield", cone, a, loops, iterate=yield_of))
+                continue
             kind: StatementKind = "value" if a in exported_set else "op"
             out.append(self.statement(kind, cone, a, loops))
         return out
+
+    def arrays_read(self, op: Operation, seen: set[Operation] | None = None) -> set[SSAValue] | None:
+        """The memrefs the pure computation of `op` reads (None: unknown)."""
+        seen = seen if seen is not None else set()
+        if op in seen:
+            return set()
+        seen.add(op)
+        out: set[SSAValue] = set()
+        if op.name in _LOADS:
+            out.add(_base(op.operands[0]))
+        for v in op.operands:
+            if isinstance(v, OpResult) and _is_pure(v.op) and not isinstance(v.op, k.IterateOp):
+                inner = self.arrays_read(v.op, seen)
+                if inner is None:
+                    return None
+                out |= inner
+            elif isinstance(v, OpResult) or isinstance(v.type, MemRefType):
+                if not isinstance(v.type, k.LoopType | MemRefType) and isinstance(v, OpResult):
+                    return None  # the result of a non-pure op (a call, ...)
+        return out
+
+    def may_write(self, op: Operation, arrays: set[SSAValue] | None) -> bool:
+        """Whether `op` may write one of `arrays` (None: any array)."""
+        if op.name in ("krnl.store", "memref.store", "affine.store"):
+            target = op.operands[1]
+        elif op.name in ("krnl.memset", "krnl.random_normal"):
+            target = op.operands[0]
+        elif op.name in ("memref.alloc", "memref.alloca", "krnl.print", "krnl.print_tensor",
+                         "krnl.runtime_instrument"):
+            return False
+        else:
+            return True
+        return arrays is None or _base(target) in arrays
 
     def memory_dependent(self, op: Operation, seen: set[Operation] | None = None) -> bool:
         """Whether `op`'s value depends on memory or on values carried between iterations."""
@@ -1107,6 +1169,13 @@ class _ProgramBuilder:
                 d = dim_of.index(s) - off
                 out.append(("", f"{starts[s]} <= _a{s} < ({starts[s]}) + {tile[d]}"))
         return out
+
+
+def _base(v: SSAValue) -> SSAValue:
+    """The memref behind alias ops (casts, views)."""
+    while isinstance(v, OpResult) and v.op.name in _ALIASES:
+        v = v.op.operands[0]
+    return v
 
 
 def _is_terminator(op: Operation) -> bool:

@@ -34,7 +34,7 @@ def param_values(program: PolyProgram, given: Mapping[str, int]) -> dict[str, in
                 hint=f"pass {key}=<int>",
             )
         out[p] = value
-    missing = [program.param_display[p] for p in program.params if p not in out]
+    missing = [program.param_display[p] for p in domain_params(program) if p not in out]
     if missing:
         raise ArgumentError(
             f"missing value for parameter '{missing[0]}' of @{fn.name}"
@@ -45,6 +45,17 @@ def param_values(program: PolyProgram, given: Mapping[str, int]) -> dict[str, in
             + " (dynamic sizes of memref arguments are named ARG.DIM)",
         )
     return out
+
+
+def domain_params(program: PolyProgram) -> list[str]:
+    """The parameters the iteration domains depend on (array sizes alone do not count)."""
+    used: set[str] = set()
+    for s in program.statements:
+        d = s.domain
+        for pos in range(d.dim(isl.dim_type.param)):
+            if d.involves_dims(isl.dim_type.param, pos, 1):
+                used.add(d.get_dim_name(isl.dim_type.param, pos))
+    return [p for p in program.params if p in used]
 
 
 def fix_params(obj: isl.UnionMap, program: PolyProgram, values: Mapping[str, int]) -> isl.UnionMap:
@@ -59,7 +70,8 @@ def fix_params(obj: isl.UnionMap, program: PolyProgram, values: Mapping[str, int
 def trace(sched: Schedule, given: Mapping[str, int]) -> list[Instance]:
     program = sched.program
     values = param_values(program, given)
-    smap = fix_params(sched.schedule_map, program, values)
+    # Parameters the domains do not depend on (array sizes) would leave the sets unbounded.
+    smap = fix_params(sched.schedule_map, program, values).project_out_all_params()
     dims = {s.name: s.dims for s in program.statements}
     timed: list[tuple[tuple[int, ...], str, dict[str, int]]] = []
 
@@ -72,8 +84,6 @@ def trace(sched: Schedule, given: Mapping[str, int]) -> list[Instance]:
     def on_map(m: isl.Map) -> None:
         name = m.get_tuple_name(isl.dim_type.in_)
         n_in, n_out = m.dim(isl.dim_type.in_), m.dim(isl.dim_type.out)
-        if not m.is_bounded() if hasattr(m, "is_bounded") else False:
-            raise UnsupportedError(f"statement {name} has unboundedly many instances")
         m.wrap().foreach_point(lambda p: on_point(p, name, n_in, n_out))
 
     try:

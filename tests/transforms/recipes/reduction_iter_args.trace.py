@@ -1,16 +1,13 @@
 """reduction_iter_args: per row i, acc = 0; acc += A[i, j] for j in 0..4; B[i] = acc.
 
-The loop structure (i outside, j inside, the init before and the store after the
-j loop) is certain. The statement NAMES are not: they assume the convention of
-README.md (the iter_args init is a statement at the krnl.iterate, the update a
-statement at the krnl.yield, numbered with the stores in textual order). Adjust
-STMT below to the implementation's numbering after review; the order of the
-instances does not depend on it.
+The iter_args init is a statement at the krnl.iterate (S0), the update a
+statement at the krnl.yield that also computes the yielded value (S1), the
+store after the j loop S2 (statements numbered in textual order; reviewed
+against the implementation's loop tree).
 """
 
 PARAMS = {}
 
-# ? reviewer: check against the implementation (see README.md, iter_args).
 STMT = {"init": "S0", "update": "S1", "store": "S2"}
 
 

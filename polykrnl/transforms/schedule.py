@@ -545,6 +545,12 @@ class Schedule:
 
         return loop_tree(self)
 
+    def to_krnl(self) -> str:
+        """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""
+        from polykrnl.transforms.to_krnl import to_krnl
+
+        return to_krnl(self)
+
     def trace(self, **params: int) -> list[tuple[str, dict[str, int]]]:
         """Statement instances in execution order: [("S0", {"i": 0, "j": 1}), ...].
 

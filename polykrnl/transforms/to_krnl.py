@@ -1,0 +1,169 @@
+"""Schedule -> Krnl text whose recipe reproduces the schedule.
+
+The function is re-parsed from its printed form, its recipe ops are removed,
+and the schedule's steps are written back as krnl.block / krnl.permute /
+krnl.parallel / krnl.unroll ops just before the krnl.iterate that binds the
+loops. Each iterate's first list is rewritten to name the loops from the top
+of its chain (or, for `krnl.iterate(...) with ()`, from the loop right inside
+the enclosing body) down to the loop its body sits in, which is how Krnl
+places statements. `num_threads` / `proc_bind` clauses of krnl.parallel are
+not kept.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Operation, SSAValue
+
+from polykrnl.errors import ScheduleError
+from polykrnl.model import dialect as k
+from polykrnl.model.ir import Function
+from polykrnl.model.parser import parse
+from polykrnl.transforms.schedule import Schedule, SLoop, SNode
+
+_RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
+
+
+def to_krnl(sched: Schedule) -> str:
+    fn0 = sched.program.function
+    module = parse(fn0.module.print(), fn0.module.filename or "<schedule>")
+    fn = module[fn0.name]
+    old_ops = list(fn0.op.walk())
+    new_ops = list(fn.op.walk())
+    twin = dict(zip(old_ops, new_ops, strict=True))
+    program = sched.program
+
+    # Handles by loop name, starting with the original loops.
+    handle: dict[str, SSAValue] = {}
+    old_handle_names = program.handle_names
+    chain_of: dict[str, k.IterateOp] = {}
+    for op in fn0.op.walk():
+        if isinstance(op, k.IterateOp):
+            new_it = twin[op]
+            assert isinstance(new_it, k.IterateOp)
+            for e_old, e_new in zip(op.entries, new_it.entries, strict=True):
+                name = old_handle_names.get(e_old.handle)
+                if name is not None:
+                    handle[name] = e_new.handle
+                    chain_of[name] = new_it
+    # Old block results, to re-point their uses at the new handles.
+    old_block_results: dict[SSAValue, str] = {}
+    for op in fn0.op.walk():
+        if isinstance(op, k.BlockOp):
+            new_block = twin[op]
+            for r_old, r_new in zip(op.results, new_block.results, strict=True):
+                if r_old in old_handle_names:
+                    old_block_results[r_new] = old_handle_names[r_old]
+
+    old_recipe = [op for op in fn.op.walk() if isinstance(op, _RECIPE)]
+    # Emit the steps.
+    for step in sched.steps:
+        if step.op == "trivial":
+            continue  # implied: Krnl runs a point loop whose handle is unused once
+        it = chain_of[step.loops[0]]
+        parent = it.parent_block()
+        assert parent is not None
+        new: Operation
+        if step.op == "block":
+            new = k.BlockOp(handle[step.loops[0]], step.size)
+            tile, point = step.names
+            new.results[0].name_hint = tile
+            if point != step.loops[0]:
+                # A point loop keeping the blocked loop's name is Krnl's default for an
+                # unnamed handle (and the name may be the induction variable's).
+                new.results[1].name_hint = point
+            handle[tile], handle[point] = new.results[0], new.results[1]
+            chain_of[tile] = chain_of[point] = it
+        elif step.op == "permute":
+            new = k.PermuteOp([handle[n] for n in step.loops], step.perm)
+        elif step.op == "parallel":
+            new = k.ParallelOp([handle[n] for n in step.loops])
+        else:
+            new = k.UnrollOp(handle[step.loops[0]])
+        parent.insert_op_before(new, it)
+
+    # Re-point uses of the old block handles, then drop the old recipe.
+    for v, name in old_block_results.items():
+        if name not in handle:
+            raise ScheduleError(
+                f"cannot write Krnl for this schedule: the program uses loop handle %{name}, "
+                "which the schedule does not have",
+                hint="keep the loops the program names (get_induction_var_value, krnl.matmul)",
+            )
+        v.replace_all_uses_with(handle[name])
+    for op in reversed(old_recipe):
+        op.detach()
+        op.erase()
+    _rewrite_iterates(fn0, twin, sched, handle)
+    return module.print()
+
+
+def _parents(nodes: tuple[SNode, ...], parent: str | None, out: dict[str, str | None]) -> None:
+    for n in nodes:
+        out[n.name] = parent
+        if isinstance(n, SLoop):
+            _parents(n.body, n.name, out)
+
+
+def _rewrite_iterates(
+    fn0: Function,
+    twin: dict[Operation, Operation],
+    sched: Schedule,
+    handle: dict[str, SSAValue],
+) -> None:
+    parent: dict[str, str | None] = {}
+    _parents(sched.nodes, None, parent)
+    stmts = {s.name: s for s in sched.program.statements}
+    # The schedule loop that holds each iterate's direct statements.
+    dest: dict[k.IterateOp, str | None] = {}
+    for name, s in stmts.items():
+        it = _iterate_of(s.anchor)
+        if it is not None and name in parent:
+            dest.setdefault(it, parent[name])
+    for op in fn0.op.walk():
+        if not isinstance(op, k.IterateOp) or (not op.entries and not op.optimized_loops):
+            continue
+        d = dest.get(op)
+        if d is None:
+            continue  # no statement of its own: keep its list
+        chain = _chain_down_to(d, parent, sched, op)
+        new_it = twin[op]
+        assert isinstance(new_it, k.IterateOp)
+        rest = list(new_it.operands[len(new_it.optimized_loops) :])
+        new_it.operands = [*(handle[n] for n in chain), *rest]
+        new_it.properties["num_optimized_loops"] = IntegerAttr(len(chain), i64)
+
+
+def _iterate_of(op: Operation) -> k.IterateOp | None:
+    """The krnl.iterate whose body holds `op` (through krnl.region / krnl.movable)."""
+    p = op.parent_op()
+    while p is not None and p.name in ("krnl.region", "krnl.movable"):
+        p = p.parent_op()
+    return p if isinstance(p, k.IterateOp) else None
+
+
+def _chain_down_to(
+    d: str, parent: dict[str, str | None], sched: Schedule, op: k.IterateOp
+) -> list[str]:
+    """The loops from the top of `op`'s part of the nest down to `d`, outermost first."""
+    path = [d]
+    enclosing = _enclosing_dest(op, parent, sched)
+    while True:
+        p = parent.get(path[-1])
+        if p is None or p == enclosing:
+            break
+        path.append(p)
+    # A point loop that runs once is one whose handle Krnl never sees named.
+    return [n for n in reversed(path) if not sched.loop_info[n].trivial]
+
+
+def _enclosing_dest(op: k.IterateOp, parent: dict[str, str | None], sched: Schedule) -> str | None:
+    """The loop holding the body of the iterate that encloses `op` (None at top level)."""
+    outer = _iterate_of(op)
+    while outer is not None:
+        for s in sched.program.statements:
+            if _iterate_of(s.anchor) is outer and s.name in parent:
+                return parent[s.name]
+        outer = _iterate_of(outer)
+    return None
+

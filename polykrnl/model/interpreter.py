@@ -128,14 +128,21 @@ def registered_calls() -> dict[str, Callable[..., Any]]:
 # ------------------------------------------------------------------ entry point
 
 
-def run_reference(fn: Function, /, **arrays_and_params: Any) -> Any:
+def run_reference(fn: Function, /, schedule: Any = None, **arrays_and_params: Any) -> Any:
     """Run `fn` with the reference interpreter; arguments are passed by name.
 
     Memref arguments are NumPy arrays of the exact dtype (``f32`` ->
     ``float32``, ``index`` -> ``int64``, ...) and shape (``?`` accepts any
     size); they are updated in place. Scalars are Python or NumPy numbers,
     strings are str. Returns None, the single result, or a tuple of results.
+
+    With ``schedule=s`` (a polykrnl Schedule of `fn`), the statement instances
+    run in the order of `s` instead of the program's own order.
     """
+    if schedule is not None:
+        from polykrnl.model.poly_exec import run_schedule
+
+        return run_schedule(fn, schedule, arrays_and_params)
     return Interpreter(fn.module).call(fn, arrays_and_params)
 
 

@@ -182,6 +182,16 @@ class PolyProgram:
     # Values kept in virtual arrays: value -> (array, loops of the defining dims).
     virtual: dict[SSAValue, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
+    def domain_params(self) -> list[str]:
+        """The parameters the iteration domains depend on (array sizes alone do not count)."""
+        used: set[str] = set()
+        for s in self.statements:
+            d = s.domain
+            for pos in range(d.dim(isl.dim_type.param)):
+                if d.involves_dims(isl.dim_type.param, pos, 1):
+                    used.add(str(d.get_dim_name(isl.dim_type.param, pos)))
+        return [p for p in self.params if p in used]
+
     def statement(self, name: str) -> Statement:
         for s in self.statements:
             if s.name == name:
@@ -285,9 +295,7 @@ def _subtree(
 ) -> isl.Schedule | None:
     if isinstance(node, PStmt):
         return isl.Schedule.from_domain(isl.UnionSet.from_set(statements[node.name].domain))
-    inner = [
-        p for p in (_subtree(b, statements, value, marks) for b in node.body) if p is not None
-    ]
+    inner = [p for p in (_subtree(b, statements, value, marks) for b in node.body) if p is not None]
     if not inner:
         return None
     body = inner[0]
@@ -617,7 +625,6 @@ class _ProgramBuilder:
         statements, tree = self.renamed(tree)
         params = tuple(self.params)
         ctx_str = f"[{', '.join(params)}] -> {{ : }}"
-        context = isl.Set(ctx_str)
         return PolyProgram(
             self.fn,
             self.nest,
@@ -645,7 +652,9 @@ class _ProgramBuilder:
 
         def walk(nodes: Sequence[PNode]) -> list[PNode]:
             return [
-                PStmt(new[n.name]) if isinstance(n, PStmt) else PLoop(n.name, n.loop, tuple(walk(n.body)))
+                PStmt(new[n.name])
+                if isinstance(n, PStmt)
+                else PLoop(n.name, n.loop, tuple(walk(n.body)))
                 for n in nodes
             ]
 
@@ -765,10 +774,14 @@ class _ProgramBuilder:
         def mark(op: Operation, anchor: Operation) -> None:
             for v in _operands_deep(op):
                 d = v.owner
-                if isinstance(d, Operation) and d in position and _is_pure(d):
-                    if anchor not in users.setdefault(d, set()):
-                        users[d].add(anchor)
-                        mark(d, anchor)
+                if (
+                    isinstance(d, Operation)
+                    and d in position
+                    and _is_pure(d)
+                    and anchor not in users.setdefault(d, set())
+                ):
+                    users[d].add(anchor)
+                    mark(d, anchor)
 
         for a in anchors:
             mark(a, a)
@@ -793,8 +806,7 @@ class _ProgramBuilder:
                 last = max(position[a] for a in us)
                 read = self.arrays_read(op)
                 if any(
-                    position[op] < position[b] < last and self.may_write(b, read)
-                    for b in anchors
+                    position[op] < position[b] < last and self.may_write(b, read) for b in anchors
                 ):
                     exported.append(op)
         exported_set = set(exported)
@@ -809,7 +821,9 @@ class _ProgramBuilder:
             out.append(self.statement(kind, cone, a, loops))
         return out
 
-    def arrays_read(self, op: Operation, seen: set[Operation] | None = None) -> set[SSAValue] | None:
+    def arrays_read(
+        self, op: Operation, seen: set[Operation] | None = None
+    ) -> set[SSAValue] | None:
         """The memrefs the pure computation of `op` reads (None: unknown)."""
         seen = seen if seen is not None else set()
         if op in seen:
@@ -824,9 +838,8 @@ class _ProgramBuilder:
                 if inner is None:
                     return None
                 out |= inner
-            elif isinstance(v, OpResult) or isinstance(v.type, MemRefType):
-                if not isinstance(v.type, k.LoopType | MemRefType) and isinstance(v, OpResult):
-                    return None  # the result of a non-pure op (a call, ...)
+            elif isinstance(v, OpResult) and not isinstance(v.type, k.LoopType | MemRefType):
+                return None  # the result of a non-pure op (a call, ...)
         return out
 
     def may_write(self, op: Operation, arrays: set[SSAValue] | None) -> bool:
@@ -835,11 +848,14 @@ class _ProgramBuilder:
             target = op.operands[1]
         elif op.name in ("krnl.memset", "krnl.random_normal"):
             target = op.operands[0]
-        elif op.name in ("memref.alloc", "memref.alloca", "krnl.print", "krnl.print_tensor",
-                         "krnl.runtime_instrument"):
-            return False
         else:
-            return True
+            return op.name not in (
+                "memref.alloc",
+                "memref.alloca",
+                "krnl.print",
+                "krnl.print_tensor",
+                "krnl.runtime_instrument",
+            )
         return arrays is None or _base(target) in arrays
 
     def memory_dependent(self, op: Operation, seen: set[Operation] | None = None) -> bool:
@@ -914,13 +930,24 @@ class _ProgramBuilder:
         imports: list[tuple[SSAValue, str]] = []
         inside = set(ops)
 
-        def access(array: str, subs: Sequence[str | None] | None, write: bool, may: bool,
-                   op: Operation, region: Sequence[tuple[str, str]] | None = None) -> None:
+        def access(
+            array: str,
+            subs: Sequence[str | None] | None,
+            write: bool,
+            may: bool,
+            op: Operation,
+            region: Sequence[tuple[str, str]] | None = None,
+        ) -> None:
             accesses.append(poly.access(name, array, subs, write, may, op, region))
 
-        def memref_access(v: SSAValue, subs: Sequence[str | None] | None, write: bool,
-                          may: bool, op: Operation,
-                          region: Sequence[tuple[str, str]] | None = None) -> None:
+        def memref_access(
+            v: SSAValue,
+            subs: Sequence[str | None] | None,
+            write: bool,
+            may: bool,
+            op: Operation,
+            region: Sequence[tuple[str, str]] | None = None,
+        ) -> None:
             found = self.array(v, op)
             if found is None:
                 return
@@ -972,13 +999,14 @@ class _ProgramBuilder:
                 accesses.append(poly.virtual_access(name, vname, init_site, True, anchor))
         if kind == "value" or kind == "op":
             for r in anchor.results:
-                if any(not (u.operation in inside) for u in r.uses) and not isinstance(
-                    r.type, MemRefType
+                if (
+                    any(u.operation not in inside for u in r.uses)
+                    and not isinstance(r.type, MemRefType)
+                    and (kind == "op" or self.memory_dependent(anchor))
                 ):
-                    if kind == "op" or self.memory_dependent(anchor):
-                        vname = self.define_virtual(r, site, value_name(r, self.fn.module))
-                        exports.append((r, vname))
-                        accesses.append(poly.virtual_access(name, vname, site, True, anchor))
+                    vname = self.define_virtual(r, site, value_name(r, self.fn.module))
+                    exports.append((r, vname))
+                    accesses.append(poly.virtual_access(name, vname, site, True, anchor))
         stmt = Statement(
             name,
             kind,
@@ -1096,9 +1124,15 @@ class _ProgramBuilder:
             for v in _memref_operands_deep(op):
                 access(v, None, False, True, op)
                 access(v, None, True, True, op)
-        elif _is_pure(op) or name in ("krnl.print", "krnl.print_tensor",
-                                      "krnl.runtime_instrument", "krnl.seqdealloc",
-                                      "krnl.seqstore", "krnl.seqalloc", "krnl.seqextract"):
+        elif _is_pure(op) or name in (
+            "krnl.print",
+            "krnl.print_tensor",
+            "krnl.runtime_instrument",
+            "krnl.seqdealloc",
+            "krnl.seqstore",
+            "krnl.seqalloc",
+            "krnl.seqextract",
+        ):
             for v in op.operands:
                 if isinstance(v.type, MemRefType) and name not in ("krnl.getref",):
                     if name in _ALIASES or name in ("memref.dim", "krnl.dim", "krnl.shape"):
@@ -1155,8 +1189,10 @@ class _ProgramBuilder:
         ) or list(buf_t.get_shape())
         if any(t < 0 for t in tile):
             return None
-        transpose = isinstance(op, k.CopyToTileBufferOp) and op.transpose is not None and bool(
-            op.transpose.value.data
+        transpose = (
+            isinstance(op, k.CopyToTileBufferOp)
+            and op.transpose is not None
+            and bool(op.transpose.value.data)
         )
         dim_of = list(range(m_rank))
         if transpose:
@@ -1242,8 +1278,13 @@ class _Expr:
             return map_results(m, [self.of(x) for x in op.operands])[0]
         if op.name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"):
             return self.of(op.operands[0])
-        if op.name in ("arith.addi", "arith.subi", "arith.muli", "arith.floordivsi",
-                       "arith.ceildivsi"):
+        if op.name in (
+            "arith.addi",
+            "arith.subi",
+            "arith.muli",
+            "arith.floordivsi",
+            "arith.ceildivsi",
+        ):
             lhs, rhs = self.of(op.operands[0]), self.of(op.operands[1])
             cl, cr = _const_int(op.operands[0]), _const_int(op.operands[1])
             if lhs is not None and rhs is not None:
@@ -1311,8 +1352,11 @@ class _Poly:
                     alts = []
                     for i, e in enumerate(known):
                         others = " and ".join(f"{e} >= {o}" for j, o in enumerate(known) if j != i)
-                        alts.append(f"(({x} - ({e})) mod {lp.step} = 0"
-                                    + (f" and {others}" if others else "") + ")")
+                        alts.append(
+                            f"(({x} - ({e})) mod {lp.step} = 0"
+                            + (f" and {others}" if others else "")
+                            + ")"
+                        )
                     cons.append("(" + " or ".join(alts) + ")")
         self.constraints = cons
         # The dimensions: per original loop, its innermost non-trivial loop here.
@@ -1353,16 +1397,20 @@ class _Poly:
 
     def _exists(self, extra: Sequence[str] = ()) -> str:
         vs = [self.var[lp] for lp in self.loops]
-        cons = [*self.constraints, *(f"{d} = {v}" for d, v in zip(self.dims, self.dim_var,
-                                                                 strict=True)), *extra]
+        cons = [
+            *self.constraints,
+            *(f"{d} = {v}" for d, v in zip(self.dims, self.dim_var, strict=True)),
+            *extra,
+        ]
         body = " and ".join(cons) if cons else "true"
         if not vs:
             return body
         return f"exists ({', '.join(vs)} : {body})"
 
     def domain(self, name: str) -> isl.Set:
-        return _parse_set(f"{self._params()} -> {{ {name}[{', '.join(self.dims)}] : "
-                          f"{self._exists()} }}")
+        return _parse_set(
+            f"{self._params()} -> {{ {name}[{', '.join(self.dims)}] : {self._exists()} }}"
+        )
 
     def loop_values(self, name: str) -> isl.Map:
         outs = [f"_v{n}" for n in range(len(self.loops))]
@@ -1407,7 +1455,7 @@ class _Poly:
         self, stmt: str, array: str, def_site: _Site, write: bool, op: Operation
     ) -> Access:
         """Element of a virtual array: the iteration of the loops around its definition."""
-        subs = [self.var[lp] if lp in self.var else None for lp in def_site.loops]
+        subs = [self.var.get(lp) for lp in def_site.loops]
         if any(s is None for s in subs):
             # The definition's loops do not all enclose this statement.
             self.b.unsupported_op(

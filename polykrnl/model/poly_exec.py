@@ -46,7 +46,7 @@ def run_schedule(fn: Function, schedule: Ordered, arguments: Mapping[str, Any]) 
         )
     it = Interpreter(fn.module)
     values, writeback = it._bind_arguments(fn, arguments)
-    args = dict(zip(fn.op.body.block.args, values, strict=True))
+    args: dict[SSAValue, Any] = dict(zip(fn.op.body.block.args, values, strict=True))
     params = _params(program, fn, args)
     order = schedule.trace(**params)
     runner = _Runner(it, fn, program, args, params)
@@ -72,7 +72,7 @@ def _params(program: PolyProgram, fn: Function, args: Mapping[SSAValue, Any]) ->
     """Parameter values (as users name them) from the arguments of the call."""
     by_value = {p: v for v, p in program.symbols.items()}
     out: dict[str, int] = {}
-    used = set(_domain_params(program))
+    used = set(program.domain_params())
     for p, disp in program.param_display.items():
         if p not in used:
             continue
@@ -93,17 +93,6 @@ def _params(program: PolyProgram, fn: Function, args: Mapping[SSAValue, Any]) ->
             hint="run it without a schedule, or pass the size as an index argument",
         )
     return out
-
-
-def _domain_params(program: PolyProgram) -> list[str]:
-    used: list[str] = []
-    for s in program.statements:
-        d = s.domain
-        for pos in range(d.dim(isl.dim_type.param)):
-            name = d.get_dim_name(isl.dim_type.param, pos)
-            if d.involves_dims(isl.dim_type.param, pos, 1) and name not in used:
-                used.append(name)
-    return used
 
 
 class _Runner:
@@ -127,9 +116,7 @@ class _Runner:
         self.by_anchor = {s.anchor: s for s in program.statements}
         self.store: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.values_at: dict[str, dict[tuple[int, ...], tuple[int, ...]]] = {}
-        self.params = {
-            p: params[d] for p, d in program.param_display.items() if d in params
-        }
+        self.params = {p: params[d] for p, d in program.param_display.items() if d in params}
 
     def loop_values(self, s: Statement, point: tuple[int, ...]) -> tuple[int, ...]:
         table = self.values_at.get(s.name)
@@ -145,14 +132,18 @@ class _Runner:
             n_out = m.dim(isl.dim_type.out)
 
             def on_point(p: isl.Point) -> None:
-                c = [int(p.get_coordinate_val(isl.dim_type.set, i).to_python())
-                     for i in range(n_in + n_out)]
+                c = [
+                    int(p.get_coordinate_val(isl.dim_type.set, i).to_python())
+                    for i in range(n_in + n_out)
+                ]
                 table[tuple(c[:n_in])] = tuple(c[n_in:])
 
             m.wrap().foreach_point(on_point)
         return table[point]
 
-    def key(self, s: Statement, loops_now: tuple[int, ...], def_loops: tuple[str, ...]) -> tuple[int, ...]:
+    def key(
+        self, s: Statement, loops_now: tuple[int, ...], def_loops: tuple[str, ...]
+    ) -> tuple[int, ...]:
         return tuple(loops_now[s.loops.index(n)] for n in def_loops)
 
     def run(self, name: str, point_dict: dict[str, int]) -> None:
@@ -207,9 +198,8 @@ class _Runner:
                     d = v.owner
                     if isinstance(d, Operation) and (d in inside or _within(d, op)):
                         continue
-                    if isinstance(d, k.IterateOp | Operation) or isinstance(v, BlockArgument):
-                        if not (isinstance(v, BlockArgument) and _within_block(v, op)):
-                            self.ensure(v, s, loops_now)
+                    if not (isinstance(v, BlockArgument) and _within_block(v, op)):
+                        self.ensure(v, s, loops_now)
         for v in op.operands:
             d = v.owner
             if isinstance(d, Operation) and d in inside:
@@ -288,4 +278,3 @@ def _within_block(v: BlockArgument, outer: Operation) -> bool:
 
 def _describe(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
-

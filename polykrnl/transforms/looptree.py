@@ -173,9 +173,7 @@ def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
     return StmtNode(s.name, s.anchor.name, line, tuple(writes), tuple(reads))
 
 
-def _format_access(
-    array: str, rel: isl.Map, names: list[str], params: dict[str, str]
-) -> str:
+def _format_access(array: str, rel: isl.Map, names: list[str], params: dict[str, str]) -> str:
     """`A[%i, %j + 1]` for a single-valued affine access, else `A[..]`."""
     if rel.is_empty():
         return f"{array}[..]"
@@ -207,7 +205,7 @@ def _format_aff(aff: isl.Aff, names: list[str], params: dict[str, str]) -> str |
     for k in range(aff.dim(isl.dim_type.param)):
         c = aff.get_coefficient_val(isl.dim_type.param, k).to_python()
         if c:
-            pname = aff.get_dim_name(isl.dim_type.param, k)
+            pname = str(aff.get_dim_name(isl.dim_type.param, k))
             terms.append((int(c), "%" + params.get(pname, pname)))
     const = int(aff.get_constant_val().to_python())
     parts: list[str] = []

@@ -11,7 +11,7 @@ the last handle of its iterate's list; onnx-mlir carries statements in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import islpy as isl
 from xdsl.dialects import affine, arith
@@ -153,28 +153,40 @@ def _base(program: PolyProgram) -> Schedule:
                 continue
             iterate = n.loop.origin.iterate
             inner: list[SNode] = []
-
-            def gather(node: PLoop) -> None:
-                for b in node.body:
-                    if isinstance(b, PLoop) and b.loop.origin.iterate is iterate:
-                        gather(b)
-                    else:
-                        inner.extend(collapse([b]))
-
-            gather(n)
+            _gather(n, iterate, inner, collapse)
             body: tuple[SNode, ...] = tuple(inner)
             stmts = [s for s in _stmt_names(body)]
             for e in reversed(iterate.entries):
                 origin = program.nest.origins[e.handle]
                 name = program.handle_names[e.handle]
-                plain = Loop(origin, "loop", e.handle, (MapBound(e.lb_map, e.lb_operands),),
-                             (MapBound(e.ub_map, e.ub_operands),), 1)
+                plain = Loop(
+                    origin,
+                    "loop",
+                    e.handle,
+                    (MapBound(e.lb_map, e.lb_operands),),
+                    (MapBound(e.ub_map, e.ub_operands),),
+                    1,
+                )
                 infos[name] = _info(program, plain, name, stmts)
                 body = (SLoop(name, body),)
             out.extend(body)
         return out
 
     return Schedule(program, tuple(collapse(program.tree)), infos)
+
+
+def _gather(
+    node: PLoop,
+    iterate: k.IterateOp,
+    into: list[SNode],
+    collapse: Callable[[Sequence[PNode]], list[SNode]],
+) -> None:
+    """What runs inside the loops of `iterate`'s chain (nested chains collapsed too)."""
+    for b in node.body:
+        if isinstance(b, PLoop) and b.loop.origin.iterate is iterate:
+            _gather(b, iterate, into, collapse)
+        else:
+            into.extend(collapse([b]))
 
 
 def _stmt_names(nodes: Sequence[SNode]) -> list[str]:
@@ -190,7 +202,9 @@ def _stmt_names(nodes: Sequence[SNode]) -> list[str]:
 # ------------------------------------------------------------------ bounds
 
 
-def _bounds(program: PolyProgram, bounds: Sequence[MapBound | IVBound], lp: Loop) -> tuple[Bound, ...]:
+def _bounds(
+    program: PolyProgram, bounds: Sequence[MapBound | IVBound], lp: Loop
+) -> tuple[Bound, ...]:
     out: list[Bound] = []
     for b in bounds:
         if isinstance(b, IVBound):  # pragma: no cover - original loops have map bounds

@@ -283,7 +283,9 @@ class Schedule:
         step = Step("block", (loop,), size=size, names=(tile_name, point_name))
         return Schedule(self.program, nodes, infos, (*self.steps, step))
 
-    def permute(self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False) -> Schedule:
+    def permute(
+        self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
+    ) -> Schedule:
         """Krnl's scatter: the loop of `loops[k]` goes to position `krnl_map[k]` of the chain."""
         del force
         loops = list(loops)
@@ -397,7 +399,9 @@ class Schedule:
                 break
             inner = [b for b in node.body if isinstance(b, SLoop)]
             if len(node.body) != 1 or not inner or inner[0].name not in want:
-                others = [b.name for b in node.body if not (isinstance(b, SLoop) and b.name in want)]
+                others = [
+                    b.name for b in node.body if not (isinstance(b, SLoop) and b.name in want)
+                ]
                 raise ScheduleError(
                     "loops " + ", ".join(f"'{x}'" for x in loops) + " are not perfectly nested: "
                     f"loop '{node.name}' also contains " + ", ".join(others),
@@ -434,9 +438,7 @@ class Schedule:
         nodes = _rewrite(self.nodes, chain[0], lambda _: rebuilt)
         return Schedule(self.program, nodes, self.loop_info, (*self.steps, step))
 
-    def _bound_value(
-        self, bounds: Sequence[Bound], stmt: Statement, maximum: bool
-    ) -> isl.PwAff:
+    def _bound_value(self, bounds: Sequence[Bound], stmt: Statement, maximum: bool) -> isl.PwAff:
         vals = [self.bound_pwaff(b, stmt) for b in bounds]
         out = vals[0]
         for v in vals[1:]:
@@ -717,7 +719,7 @@ def _tile_relative(lbs: Sequence[Bound], ubs: Sequence[Bound]) -> tuple[str, int
     lo = _linear(lbs[0])
     if lo is None or lo[1] != 0 or len(lo[0]) != 1:
         return None
-    (ref, c), = lo[0].items()
+    ((ref, c),) = lo[0].items()
     if ref.kind != "value" or c != 1:
         return None
     first = _linear(ubs[0])
@@ -764,7 +766,5 @@ def _fmt(e: AffineExpr, names: Sequence[str], prec: int) -> str:
     return f"({out})" if prec > 2 else out
 
 
-def bound_from_map(
-    expr: AffineExpr, operands: Iterable[Ref]
-) -> Bound:
+def bound_from_map(expr: AffineExpr, operands: Iterable[Ref]) -> Bound:
     return Bound(expr, tuple(operands))

@@ -166,4 +166,3 @@ def _enclosing_dest(op: k.IterateOp, parent: dict[str, str | None], sched: Sched
                 return parent[s.name]
         outer = _iterate_of(outer)
     return None
-

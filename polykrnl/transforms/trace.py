@@ -34,7 +34,7 @@ def param_values(program: PolyProgram, given: Mapping[str, int]) -> dict[str, in
                 hint=f"pass {key}=<int>",
             )
         out[p] = value
-    missing = [program.param_display[p] for p in domain_params(program) if p not in out]
+    missing = [program.param_display[p] for p in program.domain_params() if p not in out]
     if missing:
         raise ArgumentError(
             f"missing value for parameter '{missing[0]}' of @{fn.name}"
@@ -45,17 +45,6 @@ def param_values(program: PolyProgram, given: Mapping[str, int]) -> dict[str, in
             + " (dynamic sizes of memref arguments are named ARG.DIM)",
         )
     return out
-
-
-def domain_params(program: PolyProgram) -> list[str]:
-    """The parameters the iteration domains depend on (array sizes alone do not count)."""
-    used: set[str] = set()
-    for s in program.statements:
-        d = s.domain
-        for pos in range(d.dim(isl.dim_type.param)):
-            if d.involves_dims(isl.dim_type.param, pos, 1):
-                used.add(d.get_dim_name(isl.dim_type.param, pos))
-    return [p for p in program.params if p in used]
 
 
 def fix_params(obj: isl.UnionMap, program: PolyProgram, values: Mapping[str, int]) -> isl.UnionMap:
@@ -76,8 +65,9 @@ def trace(sched: Schedule, given: Mapping[str, int]) -> list[Instance]:
     timed: list[tuple[tuple[int, ...], str, dict[str, int]]] = []
 
     def on_point(p: isl.Point, name: str, n_in: int, n_out: int) -> None:
-        coords = [int(p.get_coordinate_val(isl.dim_type.set, k).to_python())
-                  for k in range(n_in + n_out)]
+        coords = [
+            int(p.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(n_in + n_out)
+        ]
         point = dict(zip(dims[name], coords[:n_in], strict=True))
         timed.append((tuple(coords[n_in:]), name, point))
 

@@ -8,7 +8,9 @@ import pytest
 import polykrnl as pk
 
 
-def _program(body: str, args: str = "%A: memref<10x10xf32>, %B: memref<10x10xf32>") -> pk.PolyProgram:
+def _program(
+    body: str, args: str = "%A: memref<10x10xf32>, %B: memref<10x10xf32>"
+) -> pk.PolyProgram:
     return pk.poly_program(pk.parse(f"func.func @f({args}) {{\n{body}\n  return\n}}")["f"])
 
 
@@ -44,7 +46,8 @@ def test_symbolic_bounds_max_min_and_step() -> None:
         """
   %ii = krnl.define_loops 1
   %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  krnl.iterate(%ib) with (%ii -> %i = max affine_map<()[s0] -> (2, s0 - 5)>()[%N] to min affine_map<()[s0] -> (s0, 9)>()[%N]) {
+  krnl.iterate(%ib) with (%ii -> %i = max affine_map<()[s0] -> (2, s0 - 5)>()[%N]
+                                 to min affine_map<()[s0] -> (s0, 9)>()[%N]) {
     %t = krnl.get_induction_var_value(%ib) : (!krnl.loop) -> index
     %c = arith.constant 1.0 : f32
     krnl.store %c, %V[%t] : memref<10xf32>
@@ -90,7 +93,9 @@ def test_memset_writes_the_whole_array_with_dynamic_sizes() -> None:
     (s,) = p.statements
     (a,) = s.accesses
     assert a.write and not a.may
-    assert a.relation.is_equal(isl.Map("[A_d0] -> { S0[] -> A[x, y] : 0 <= x < A_d0 and 0 <= y < 4 }"))
+    assert a.relation.is_equal(
+        isl.Map("[A_d0] -> { S0[] -> A[x, y] : 0 <= x < A_d0 and 0 <= y < 4 }")
+    )
     assert p.param_display["A_d0"] == "A.0"
 
 

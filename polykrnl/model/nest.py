@@ -386,6 +386,13 @@ class _Builder:
                 self.roots[it] = tile
         if loop.origin.carrier is loop:
             loop.origin.carrier = point
+        # The blocked loop's value is now the point loop's: bounds that used it
+        # (the point loop of an earlier block of this loop) follow it.
+        for other in list(self.loop_of.values()):
+            for lp in _chain_of(other):
+                if any(isinstance(b, IVBound) and b.loop is loop for b in (*lp.lbs, *lp.ubs)):
+                    lp.lbs = tuple(_follow(b, loop, point) for b in lp.lbs)
+                    lp.ubs = tuple(_follow(b, loop, point) for b in lp.ubs)
         del self.loop_of[h]
         self.consumed[h] = op
         self.loop_of[tile_h] = tile
@@ -553,6 +560,10 @@ class _Builder:
                 + " > ".join(self.n(lp.handle) for lp in _chain_of(_root(dest)))
                 + "; permute the loops or name the next one",
             )
+
+
+def _follow(b: Bound, old: Loop, new: Loop) -> Bound:
+    return IVBound(new, b.offset) if isinstance(b, IVBound) and b.loop is old else b
 
 
 def _root(loop: Loop) -> Loop:

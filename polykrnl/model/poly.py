@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 import islpy as isl
@@ -510,6 +511,7 @@ class _ProgramBuilder:
         self.params: dict[str, str] = {}
         self.param_of: dict[SSAValue, str] = {}
         self.dim_params: dict[tuple[SSAValue, int], str] = {}
+        self.polys: dict[tuple[Loop, ...], _Poly] = {}
         self.arrays: dict[str, ArrayInfo] = {}
         self.array_of: dict[SSAValue, str] = {}
         self.statements: list[Statement] = []
@@ -921,7 +923,9 @@ class _ProgramBuilder:
         iterate: k.IterateOp | None = None,
     ) -> PStmt:
         name = f"S{len(self.statements)}"
-        poly = _Poly(self, loops)
+        poly = self.polys.get(loops)
+        if poly is None:
+            poly = self.polys[loops] = _Poly(self, loops)
         site = _Site(tuple(poly.dim_loops))
         dims = poly.dims
         expr = _Expr(self, poly.env)
@@ -1389,36 +1393,42 @@ class _Poly:
 
     def bound(self, bd: MapBound | IVBound, expr: _Expr) -> list[str | None]:
         if isinstance(bd, IVBound):
-            return [f"{self.var[bd.loop]} + {bd.offset}"] if bd.loop in self.var else [None]
+            # A point loop sits inside its tile loop (the nest builder checks it).
+            return [f"{self.var[bd.loop]} + {bd.offset}"]
         return map_results(bd.map, [expr.of(v) for v in bd.operands])
 
     def _params(self) -> str:
         return "[" + ", ".join(self.b.params) + "]"
 
-    def _exists(self, extra: Sequence[str] = ()) -> str:
+    @cached_property
+    def values(self) -> isl.Map:
+        """Statement instance -> the values of all its loops (parsed once per site)."""
         vs = [self.var[lp] for lp in self.loops]
         cons = [
             *self.constraints,
             *(f"{d} = {v}" for d, v in zip(self.dims, self.dim_var, strict=True)),
-            *extra,
         ]
         body = " and ".join(cons) if cons else "true"
-        if not vs:
-            return body
-        return f"exists ({', '.join(vs)} : {body})"
+        return _parse_map(
+            f"{self._params()} -> {{ _S[{', '.join(self.dims)}] -> [{', '.join(vs)}] : {body} }}"
+        )
+
+    def _through_loops(
+        self, stmt: str, array: str, outs: Sequence[str], cons: Sequence[str]
+    ) -> isl.Map:
+        """{ stmt[dims] -> array[outs] } for constraints written over the loop variables."""
+        vs = [self.var[lp] for lp in self.loops]
+        body = " and ".join(cons) if cons else "true"
+        f = _parse_map(
+            f"{self._params()} -> {{ [{', '.join(vs)}] -> {array}[{', '.join(outs)}] : {body} }}"
+        )
+        return self.values.apply_range(f).set_tuple_name(isl.dim_type.in_, stmt).coalesce()
 
     def domain(self, name: str) -> isl.Set:
-        return _parse_set(
-            f"{self._params()} -> {{ {name}[{', '.join(self.dims)}] : {self._exists()} }}"
-        )
+        return self.values.domain().set_tuple_name(name)
 
     def loop_values(self, name: str) -> isl.Map:
-        outs = [f"_v{n}" for n in range(len(self.loops))]
-        extra = [f"{o} = {self.var[lp]}" for o, lp in zip(outs, self.loops, strict=True)]
-        return _parse_map(
-            f"{self._params()} -> {{ {name}[{', '.join(self.dims)}] -> [{', '.join(outs)}] : "
-            f"{self._exists(extra)} }}"
-        )
+        return self.values.set_tuple_name(isl.dim_type.in_, name)
 
     def access(
         self,
@@ -1445,11 +1455,7 @@ class _Poly:
                     extra.append(f"{outs[d]} < {size}")
             if region is not None:
                 extra += [c for _, c in region]
-        rel = _parse_map(
-            f"{self._params()} -> {{ {stmt}[{', '.join(self.dims)}] -> "
-            f"{array}[{', '.join(outs)}] : {self._exists(extra)} }}"
-        )
-        return Access(array, rel, write, may, op)
+        return Access(array, self._through_loops(stmt, array, outs, extra), write, may, op)
 
     def virtual_access(
         self, stmt: str, array: str, def_site: _Site, write: bool, op: Operation
@@ -1467,11 +1473,7 @@ class _Poly:
             subs = []
         outs = [f"_a{d}" for d in range(len(subs))]
         extra = [f"{o} = {s}" for o, s in zip(outs, subs, strict=True)]
-        rel = _parse_map(
-            f"{self._params()} -> {{ {stmt}[{', '.join(self.dims)}] -> "
-            f"{array}[{', '.join(outs)}] : {self._exists(extra)} }}"
-        )
-        return Access(array, rel, write, False, op)
+        return Access(array, self._through_loops(stmt, array, outs, extra), write, False, op)
 
 
 def _parse_set(text: str) -> isl.Set:

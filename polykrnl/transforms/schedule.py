@@ -38,6 +38,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Union
 
 import islpy as isl
@@ -107,6 +108,9 @@ class LoopInfo:
     parallel: bool = False
     unroll: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
 
 @dataclass(frozen=True)
 class SLoop:
@@ -144,6 +148,10 @@ class Schedule:
     nodes: tuple[SNode, ...]
     loop_info: Mapping[str, LoopInfo]
     steps: tuple[Step, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Values, not mutation: the tables are read-only views.
+        object.__setattr__(self, "loop_info", MappingProxyType(dict(self.loop_info)))
 
     # -- construction
     @staticmethod

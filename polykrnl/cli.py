@@ -8,6 +8,7 @@ never a Python traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
@@ -30,12 +31,22 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _parse_params(items: Sequence[str]) -> dict[str, int]:
-    params: dict[str, int] = {}
+def _param_items(items: Sequence[str], form: str) -> list[tuple[str, str]]:
+    """The NAME=VALUE pairs of --param options; NAME is an identifier or ARG.DIM."""
+    pairs: list[tuple[str, str]] = []
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise _UsageError(f"--param takes NAME=INTEGER, got '{item}'")
+        arg, dot, dim = name.partition(".")
+        if not sep or not arg.isidentifier() or (dot and not dim.isdigit()):
+            raise _UsageError(f"--param takes {form}, got '{item}'")
+        pairs.append((name, value))
+    return pairs
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, int]:
+    """Integer params: NAME=INT for an index argument, ARG.DIM=INT for a memref dimension."""
+    params: dict[str, int] = {}
+    for name, value in _param_items(items, "NAME=INTEGER or ARG.DIM=INTEGER"):
         try:
             params[name] = int(value)
         except ValueError:
@@ -62,11 +73,7 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
     """`run` params: NAME=NUMBER for a scalar argument, ARG.DIM=INT for a memref dimension."""
     params: dict[str, float] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        arg, dot, dim = name.partition(".")
-        if not sep or not arg.isidentifier() or (dot and not dim.isdigit()):
-            raise _UsageError(f"--param takes NAME=NUMBER or ARG.DIM=SIZE, got '{item}'")
+    for name, value in _param_items(items, "NAME=NUMBER or ARG.DIM=SIZE"):
         try:
             params[name] = int(value)
         except ValueError:
@@ -93,6 +100,48 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     )
 
 
+def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.transforms.recipe import schedule
+
+    module = load(args.file)
+    verify(module)
+    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    # Every tree is built before anything is printed: an error leaves no partial output.
+    trees = [schedule(fn).loops() for fn in functions]
+    if args.json:
+        data: object = trees[0].to_json() if args.func is not None else [t.to_json() for t in trees]
+        out.write(json.dumps(data, indent=2) + "\n")
+        return EXIT_OK
+    for i, tree in enumerate(trees):
+        if len(trees) > 1:
+            out.write(("\n" if i else "") + f"// @{tree.function}\n")
+        out.write(str(tree))
+    return EXIT_OK
+
+
+def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.runner import choose_function
+    from polykrnl.transforms.recipe import schedule
+
+    params = _parse_params(args.param)
+    module = load(args.file)
+    verify(module)
+    fn = choose_function(module, args.func, question="which one should be traced?")
+    instances = schedule(fn).trace(**params)
+    if args.json:
+        # One instance per line: still one JSON list, and long traces stay greppable.
+        items = [json.dumps({"stmt": stmt, "point": point}) for stmt, point in instances]
+        out.write("[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n")
+        return EXIT_OK
+    for stmt, point in instances:
+        out.write(" ".join([stmt, *(f"{iv}={v}" for iv, v in point.items())]) + "\n")
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.demo import run_demo
 
@@ -115,6 +164,42 @@ def _build_parser() -> _ArgumentParser:
     sp = sub.add_parser("verify", help="structural and scoping checks; prints 'ok'")
     sp.add_argument("file")
     sp.set_defaults(handler=_cmd_verify)
+
+    sp = sub.add_parser("lower", help="the final loop nest after the Krnl recipe")
+    sp.add_argument("file")
+    sp.add_argument(
+        "--func",
+        help="only this function (default: every function of the file, each after a line "
+        "'// @NAME' when there are several)",
+    )
+    sp.add_argument(
+        "--json",
+        action="store_true",
+        help="print the loop tree as JSON: one object with --func, else a list of one "
+        "object per function in file order (even when the file has a single function)",
+    )
+    sp.set_defaults(handler=_cmd_lower)
+
+    sp = sub.add_parser("trace", help="statement instances in execution order after the recipe")
+    sp.add_argument("file")
+    sp.add_argument(
+        "--func", help="the function to trace (default: the only one; required if several)"
+    )
+    sp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="an index argument (N=10) or a dynamic memref dimension (A.0=64); "
+        "every symbolic size of the function needs one",
+    )
+    sp.add_argument(
+        "--json",
+        action="store_true",
+        help='print a JSON list of {"stmt": "S0", "point": {"i": 0, ...}}, one instance per '
+        "line; the keys of point are the original induction variables",
+    )
+    sp.set_defaults(handler=_cmd_trace)
 
     sp = sub.add_parser("run", help="run a function on random inputs")
     sp.add_argument("file")

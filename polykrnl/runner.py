@@ -35,8 +35,13 @@ from polykrnl.model.ir import Function, Module
 DEFAULT_SIZE = 16
 
 
-def choose_function(module: Module, name: str | None) -> Function:
-    """The function called `name`, or the module's only function when `name` is None."""
+def choose_function(
+    module: Module, name: str | None, *, question: str = "which one should run?"
+) -> Function:
+    """The function called `name`, or the module's only function when `name` is None.
+
+    `question` ends the error message when the module has several (or no) functions.
+    """
     if name is not None:
         return module[name]
     functions = module.functions
@@ -44,7 +49,7 @@ def choose_function(module: Module, name: str | None) -> Function:
         return functions[0]
     names = ", ".join(f.name for f in functions) or "none"
     raise ArgumentError(
-        f"{module.filename} defines {len(functions)} functions; which one should run?",
+        f"{module.filename} defines {len(functions)} functions; {question}",
         hint=f"choose one with --func NAME (the module defines: {names})",
     )
 

@@ -229,6 +229,7 @@ class _Builder:
         self.parallel_by: dict[SSAValue, Operation] = {}
         self.inline: dict[k.IterateOp, list[Item]] = {}
         self.diag_ops: list[Operation] = []  # the op of each diagnostic, for ordering
+        self.recipe = True
 
     def error(self, op: Operation, message: str, hint: str) -> None:
         self.diags.append(Diagnostic(message, location_of(op, self.fn.module), hint))
@@ -301,7 +302,9 @@ class _Builder:
             elif isinstance(op, k.UnrollOp) and (loop := self.live(op.loop, op)) is not None:
                 self.check_not_parallel(op.loop, op)
                 loop.unroll = True
-        # Kernel ops consume their loops after the whole recipe, as in the lowering.
+
+    def consume_kernel_loops(self) -> None:
+        """Kernel ops consume their loops after the whole recipe, as in the lowering."""
         for op in self.fn.op.walk():
             if isinstance(op, k.MatMulOp | k.SpecializedKernelOp):
                 for h in op.loops:
@@ -500,7 +503,18 @@ class _Builder:
 
     def place_iterate(self, op: k.IterateOp) -> None:
         dest: Loop | None = None
-        if op.optimized_loops:
+        if op.optimized_loops and not self.recipe:
+            # Without the recipe the loops keep their `with` order, whatever order
+            # the list gives them (it follows the permutation): the body goes into
+            # the deepest of them.
+            # Tile and point handles stand for the loop they were blocked from.
+            originals = [_unblocked(h) for h in op.optimized_loops]
+            listed = [self.loop_of[h] for h in originals if h in self.loop_of]
+            dest = max(listed, key=_depth) if listed else None
+            for h in originals:
+                if h not in self.loop_of:
+                    self.live(h, op)
+        elif op.optimized_loops:
             dest = self.loop_of.get(op.optimized_loops[-1])
             for h in op.optimized_loops:
                 if h not in self.loop_of:
@@ -566,6 +580,20 @@ def _follow(b: Bound, old: Loop, new: Loop) -> Bound:
     return IVBound(new, b.offset) if isinstance(b, IVBound) and b.loop is old else b
 
 
+def _unblocked(h: SSAValue) -> SSAValue:
+    """The handle of the loop that `h` (a krnl.block result, maybe) was made from."""
+    while isinstance(h, OpResult) and isinstance(h.op, k.BlockOp):
+        h = h.op.loop
+    return h
+
+
+def _depth(loop: Loop) -> int:
+    n = 0
+    while loop.parent is not None:
+        loop, n = loop.parent, n + 1
+    return n
+
+
 def _root(loop: Loop) -> Loop:
     while loop.parent is not None:
         loop = loop.parent
@@ -588,9 +616,11 @@ def build_nest(fn: Function, recipe: bool = True) -> LoopNest:
     ignored: the loops of the `with` lists in their original order.
     """
     b = _Builder(fn)
+    b.recipe = recipe
     b.create_chains()
     if recipe:
         b.apply_recipe()
+    b.consume_kernel_loops()
     b.place_bodies()
     return LoopNest(
         fn,

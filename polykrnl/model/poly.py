@@ -523,6 +523,12 @@ class _ProgramBuilder:
         self.iv_carrier: dict[SSAValue, Loop] = {
             o.entry.iv: o.carrier for o in nest.origins.values() if o.carrier is not None
         }
+        # Original loops in program order of their `with` entries.
+        self.origin_rank: dict[SSAValue, int] = {}
+        for op in fn.op.walk():
+            if isinstance(op, k.IterateOp):
+                for e in op.entries:
+                    self.origin_rank.setdefault(e.handle, len(self.origin_rank))
         # The loop each krnl.get_induction_var_value result reads.
         self.get_iv: dict[SSAValue, Loop] = {}
         for op in fn.op.walk():
@@ -1373,6 +1379,9 @@ class _Poly:
             if key not in chosen:
                 order.append(key)
             chosen[key] = lp
+        # In `with`-list order (outer iterates first), whatever the recipe did, so
+        # that a statement's space does not depend on the schedule.
+        order.sort(key=lambda key: b.origin_rank[chosen[key].origin.entry.handle])
         dims: list[str] = []
         self.dim_var: list[str] = []
         self.dim_loops = [chosen[key] for key in order]
@@ -1511,5 +1520,15 @@ def poly_program(fn: Function, recipe: bool = True) -> PolyProgram:
                 "krnl.get_induction_var_value of a tile, krnl.matmul); use "
                 "polykrnl.schedule(fn), which applies the recipe",
             )
+        for op in fn.op.walk():
+            if isinstance(op, k.GetInductionVarValueOp | k.MatMulOp):
+                handles = op.operands if isinstance(op, k.GetInductionVarValueOp) else op.loops
+                if any(h not in plain.loop_of for h in handles):
+                    raise UnsupportedError(
+                        f"@{fn.name} has no loop nest without its recipe: {op.name} names "
+                        "a loop that only the recipe creates",
+                        location=location_of(op, fn.module),
+                        hint="use polykrnl.schedule(fn), which applies the recipe",
+                    )
         nest = plain
     return _ProgramBuilder(fn, nest).build()

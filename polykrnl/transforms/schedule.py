@@ -261,10 +261,11 @@ class Schedule:
             point_ubs = (Bound.value_plus(tile_name, stride),)
         else:
             point_ubs = (Bound.value_plus(tile_name, stride), *info.ubs)
+        vids = {i.vid for i in self.loop_info.values()}
         tile = LoopInfo(
             tile_name,
             "tile",
-            tile_name,
+            _fresh(tile_name, vids) if tile_name in vids else tile_name,
             info.origin,
             info.lbs,
             info.ubs,
@@ -301,7 +302,8 @@ class Schedule:
         n = len(loops)
         if len(perm) != n:
             raise ScheduleError(
-                f"permute of {n} loops got a map of {len(perm)} positions",
+                f"permute of {n} loop{'s' * (n != 1)} got a map of {len(perm)} "
+                f"position{'s' * (len(perm) != 1)}",
                 hint="give one position per loop: the loop of operand k goes to position map[k]",
             )
         if sorted(perm) != list(range(n)):
@@ -345,6 +347,12 @@ class Schedule:
         if not loops:
             raise ScheduleError("parallel() needs at least one loop name", hint="parallel('i')")
         infos = dict(self.loop_info)
+        twice = [x for i, x in enumerate(loops) if x in loops[:i]]
+        if twice:
+            raise ScheduleError(
+                f"loop '{twice[0]}' is listed twice in parallel()",
+                hint="list each loop once",
+            )
         for name in loops:
             info = self.loop(name)
             if info.parallel:
@@ -487,9 +495,8 @@ class Schedule:
         tile fits), one with a `min` has none.
         """
         lbs, ubs = info.lbs, info.ubs
-        if _tile_relative(lbs, ubs) is not None:
-            rel = _tile_relative(lbs, ubs)
-            assert rel is not None
+        rel = _tile_relative(lbs, ubs) if info.kind == "point" else None
+        if rel is not None:
             return (rel[1], rel[1]) if len(ubs) == 1 else (None, 1)
         lo = [_linear(b) for b in lbs]
         hi = [_linear(b) for b in ubs]
@@ -497,20 +504,31 @@ class Schedule:
         his = [x for x in hi if x is not None]
         if len(los) != len(lo) or len(his) != len(hi):
             return None, 1
-        if len(los) != 1 or len(his) != 1:
+        if len(los) != 1:
             if not any(x[0] for x in (*los, *his)):
                 e = min(x[1] for x in his) - max(x[1] for x in los)
                 return e, abs(e) or 1
             return None, 1
-        (low_terms, low_const), (terms0, const) = los[0], his[0]
-        terms = dict(terms0)
-        for key, c in low_terms.items():
-            terms[key] = terms.get(key, 0) - c
-        terms = {key: c for key, c in terms.items() if c}
-        e = const - low_const
-        if not terms:
+        # As MLIR's trip count of a multi-result upper bound: the minimum of the
+        # per-result extents when all are constant, else the gcd of their divisors.
+        low_terms, low_const = los[0]
+        extents: list[int] = []
+        divisors: list[int] = []
+        for terms0, const in his:
+            terms = dict(terms0)
+            for key, c in low_terms.items():
+                terms[key] = terms.get(key, 0) - c
+            coefs = [c for c in terms.values() if c]
+            e = const - low_const
+            if coefs:
+                divisors.append(math.gcd(e, *coefs))
+            else:
+                extents.append(e)
+                divisors.append(abs(e) or 1)
+        if len(extents) == len(his):
+            e = min(extents)
             return e, abs(e) or 1
-        return None, math.gcd(e, *terms.values())
+        return None, math.gcd(*divisors)
 
     # -- text
     def format_bounds(self, info: LoopInfo) -> str:

@@ -218,10 +218,11 @@ def test_trace_text_one_line_per_instance(program: Path) -> None:
     code, out, err = _cli("trace", program, "--func", "swap")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    # j outside (0 to 3), i inside (0 to 4): 12 instances, i varies fastest.
+    # j outside (0 to 3), i inside (0 to 4): 12 instances, i varies fastest. The
+    # point lists the induction variables in `with`-list order (i, j), whatever the order.
     assert len(lines) == 12
-    assert lines[:5] == ["S0 j=0 i=0", "S0 j=0 i=1", "S0 j=0 i=2", "S0 j=0 i=3", "S0 j=1 i=0"]
-    assert lines[-1] == "S0 j=2 i=3"
+    assert lines[:5] == ["S0 i=0 j=0", "S0 i=1 j=0", "S0 i=2 j=0", "S0 i=3 j=0", "S0 i=0 j=1"]
+    assert lines[-1] == "S0 i=3 j=2"
 
 
 def test_trace_json_symbolic_bound(program: Path) -> None:

@@ -181,7 +181,7 @@ def test_permute_map_not_a_permutation(perfect: pk.Schedule, perm: list[int]) ->
 def test_permute_map_of_the_wrong_length(perfect: pk.Schedule, perm: list[int]) -> None:
     e = _refused(
         lambda: perfect.permute(["i", "j"], perm),
-        f"permute of 2 loops got a map of {len(perm)} positions",
+        f"permute of 2 loops got a map of {len(perm)} position{'s' * (len(perm) != 1)}",
     )
     assert "one position per loop" in (e.hint or "")
 
@@ -297,11 +297,8 @@ def test_a_refused_primitive_leaves_the_schedule_as_it_was(blocked: pk.Schedule)
 
 # ------------------------------------------------------------------ misused recipes
 
-# The verifier accepts this recipe (it counts `%i to min(%i + 4, %i + 6)` as 4
-# iterations, as MLIR's getConstantTripCount does) but Schedule.unroll refuses
-# it: the only such recipe found. The refusal is itself a disagreement (see
-# the xfail below); once the primitives count this loop, this test needs
-# another recipe that the verifier accepts and the primitives refuse, or goes.
+# `%i to min(%i + 4, %i + 6)` runs 4 times (MLIR's getConstantTripCount takes the
+# minimum over the upper bound's results): krnl.unroll accepts it.
 MIN_UNROLL = """\
 func.func @min_unroll(%a: memref<10x16xf32>) {
   %one = arith.constant 1.0 : f32
@@ -317,36 +314,39 @@ func.func @min_unroll(%a: memref<10x16xf32>) {
 }
 """
 
+PARTIAL_UNROLL = """\
+func.func @partial_unroll(%a: memref<10xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii = krnl.define_loops 1
+  %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.unroll %il : !krnl.loop
+  krnl.iterate(%ib, %il) with (%ii -> %i = 0 to 10) {
+    krnl.store %one, %a[%i] : memref<10xf32>
+  }
+  return
+}
+"""
+
 
 def test_misused_recipe_is_reported_at_the_recipe_op() -> None:
-    mod = pk.parse(MIN_UNROLL, "min_unroll.mlir")
-    pk.verify(mod)
-    with pytest.raises(pk.ScheduleError) as info:
-        pk.schedule(mod["min_unroll"])
+    # Unrolling a partial tile: the recipe op is located, with a hint.
+    mod = pk.parse(PARTIAL_UNROLL, "partial_unroll.mlir")
+    with pytest.raises(pk.PolykrnlError) as info:
+        pk.schedule(mod["partial_unroll"])
     e = info.value
-    assert e.message.startswith("krnl.unroll: loop 'j' has no constant trip count")
+    assert "trip count" in e.message
     assert e.location is not None
-    assert (e.location.file, e.location.line, e.location.column) == ("min_unroll.mlir", 6, 5)
-    assert e.location.line_text is not None and "krnl.unroll %jj" in e.location.line_text
+    assert (e.location.file, e.location.line) == ("partial_unroll.mlir", 5)
+    assert e.location.line_text is not None and "krnl.unroll %il" in e.location.line_text
     assert e.hint
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Schedule.extent gives up on several upper bounds that are constant offsets of "
-    "the lower bound; the verifier (and MLIR) count min(%i + 4, %i + 6) - %i = 4",
-)
 def test_unroll_of_min_of_constant_offsets() -> None:
     mod = pk.parse(MIN_UNROLL, "min_unroll.mlir")
     text = str(pk.schedule(mod["min_unroll"]).loops())
     assert "for %j = %i to min(%i + 4, %i + 6) {  // unroll" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="block(names=(L, ...)) reuses the blocked loop's name L for the tile loop, whose "
-    "value id then equals the point loop's: accesses print with the tile loop",
-)
 def test_block_naming_the_tile_after_the_blocked_loop(perfect: pk.Schedule) -> None:
     try:
         sched = perfect.block("i", 4, names=("i", "il"))

@@ -29,14 +29,18 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._lines: dict[int, str] = {}
 
     def location(self, file: str, offset: int, length: int = 1) -> SourceLocation:
         line = bisect.bisect_right(self.starts, offset) - 1
         start = self.starts[line]
-        end = self.text.find("\n", start)
-        line_text = self.text[start : end if end >= 0 else len(self.text)]
-        # control characters (binary input) would garble the terminal: show U+FFFD
-        line_text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in line_text)
+        line_text = self._lines.get(line)
+        if line_text is None:
+            end = self.text.find("\n", start)
+            raw = self.text[start : end if end >= 0 else len(self.text)]
+            # control characters (binary input) would garble the terminal: show U+FFFD
+            line_text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in raw)
+            self._lines[line] = line_text
         return SourceLocation(file, line + 1, offset - start + 1, line_text, max(1, length))
 
 
@@ -61,13 +65,15 @@ class Module:
     transformations produce new objects.
     """
 
-    __slots__ = ("_index", "filename", "op", "source")
+    __slots__ = ("_index", "_names", "filename", "op", "source")
 
     def __init__(self, op: ModuleOp, *, source: str | None = None, filename: str = "<string>"):
         self.op = op
         self.source = source
         self.filename = filename
         self._index = LineIndex(source) if source is not None else None
+        # Source names of block arguments, per op (read back from the text once).
+        self._names: dict[Operation, list[str]] = {}
 
     @property
     def functions(self) -> tuple[Function, ...]:

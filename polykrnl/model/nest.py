@@ -391,11 +391,11 @@ class _Builder:
             loop.origin.carrier = point
         # The blocked loop's value is now the point loop's: bounds that used it
         # (the point loop of an earlier block of this loop) follow it.
-        for other in list(self.loop_of.values()):
-            for lp in _chain_of(other):
-                if any(isinstance(b, IVBound) and b.loop is loop for b in (*lp.lbs, *lp.ubs)):
-                    lp.lbs = tuple(_follow(b, loop, point) for b in lp.lbs)
-                    lp.ubs = tuple(_follow(b, loop, point) for b in lp.ubs)
+        # Only loops of the same chain can name it (point loops of earlier blocks).
+        for lp in _chain_of(tile):
+            if any(isinstance(b, IVBound) and b.loop is loop for b in (*lp.lbs, *lp.ubs)):
+                lp.lbs = tuple(_follow(b, loop, point) for b in lp.lbs)
+                lp.ubs = tuple(_follow(b, loop, point) for b in lp.ubs)
         del self.loop_of[h]
         self.consumed[h] = op
         self.loop_of[tile_h] = tile
@@ -857,7 +857,17 @@ def _source_name(v: SSAValue, module: Module, text: str) -> str | None:
     if not isinstance(v, BlockArgument):
         return None
     parent = v.block.parent_op()
-    if parent is None or (at := _offset_of(parent, module)) is None:
+    if parent is None:
+        return None
+    cached = module._names.get(parent)
+    if cached is None:
+        cached = module._names[parent] = _block_arg_names(parent, module, text) or []
+    return cached[v.index] if v.index < len(cached) else None
+
+
+def _block_arg_names(parent: Operation, module: Module, text: str) -> list[str] | None:
+    """The source names of the block arguments of `parent` (func, iterate, for)."""
+    if (at := _offset_of(parent, module)) is None:
         return None
     at += len(parent.name)
     if text.startswith('"', at):
@@ -872,7 +882,7 @@ def _source_name(v: SSAValue, module: Module, text: str) -> str | None:
         if inside is None or with_at is None or with_at.start() > body_at >= 0:
             return None
         names = re.findall(rf"->\s*({_ID})\s*=", inside)
-        if v.index >= len(names):
+        if parent.iter_args:
             iter_at = re.compile(r"\biter_args\b").search(text, with_at.end() + len(inside))
             extra = _balanced(text, iter_at.end()) if iter_at else None
             names += re.findall(rf"({_ID})\s*=", extra or "")
@@ -881,4 +891,4 @@ def _source_name(v: SSAValue, module: Module, text: str) -> str | None:
         names = [m.group(1)] if m else []
     else:
         return None
-    return names[v.index] if v.index < len(names) else None
+    return names

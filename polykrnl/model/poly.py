@@ -274,10 +274,15 @@ def build_tree(
     parts = [p for p in (_subtree(n, statements, value, marks) for n in nodes) if p is not None]
     if not parts:
         return isl.Schedule.from_domain(isl.UnionSet.empty(isl.Space.params_alloc(CTX, 0)))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.sequence(p)
-    return out
+    return _sequence(parts)
+
+
+def _sequence(parts: list[isl.Schedule]) -> isl.Schedule:
+    """parts[0]; parts[1]; ... merged pairwise (one long chain of merges is quadratic)."""
+    while len(parts) > 1:
+        merged = [a.sequence(b) for a, b in zip(parts[::2], parts[1::2], strict=False)]
+        parts = merged + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
 
 
 def _stmts_in(node: PNode) -> Iterator[str]:
@@ -299,14 +304,13 @@ def _subtree(
     inner = [p for p in (_subtree(b, statements, value, marks) for b in node.body) if p is not None]
     if not inner:
         return None
-    body = inner[0]
-    for p in inner[1:]:
-        body = body.sequence(p)
-    upa: isl.UnionPwAff | None = None
-    for s in _stmts_in(node):
-        pa = isl.UnionPwAff.from_pw_aff(value(node.name, statements[s]))
-        upa = pa if upa is None else upa.union_add(pa)
-    assert upa is not None
+    body = _sequence(inner)
+    pieces = [isl.UnionPwAff.from_pw_aff(value(node.name, statements[s])) for s in _stmts_in(node)]
+    while len(pieces) > 1:
+        pieces = [a.union_add(b) for a, b in zip(pieces[::2], pieces[1::2], strict=False)] + (
+            [pieces[-1]] if len(pieces) % 2 else []
+        )
+    upa = pieces[0]
     sched = body.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(upa))
     band = sched.get_root().child(0)
     sched = band.insert_mark(isl.Id(node.name)).get_schedule()
@@ -512,6 +516,7 @@ class _ProgramBuilder:
         self.param_of: dict[SSAValue, str] = {}
         self.dim_params: dict[tuple[SSAValue, int], str] = {}
         self.polys: dict[tuple[Loop, ...], _Poly] = {}
+        self._vnames: dict[SSAValue, str] = {}
         self.arrays: dict[str, ArrayInfo] = {}
         self.array_of: dict[SSAValue, str] = {}
         self.statements: list[Statement] = []
@@ -543,6 +548,13 @@ class _ProgramBuilder:
                 for inner in op.body.walk():
                     self.in_loop.add(inner)
 
+    def vname(self, v: SSAValue) -> str:
+        """The source name of `v` (cached: reading it back from the text is not cheap)."""
+        name = self._vnames.get(v)
+        if name is None:
+            name = self._vnames[v] = value_name(v, self.fn.module)
+        return name
+
     def loc(self, op: Operation) -> SourceLocation | None:
         return location_of(op, self.fn.module)
 
@@ -561,7 +573,7 @@ class _ProgramBuilder:
     def dim_param(self, mem: SSAValue, d: int) -> str:
         p = self.dim_params.get((mem, d))
         if p is None:
-            base = value_name(mem, self.fn.module).lstrip("%")
+            base = self.vname(mem).lstrip("%")
             p = self.dim_params[(mem, d)] = self.names.fresh(f"{base}_d{d}")
             self.params[p] = f"{base}.{d}"
         return p
@@ -587,7 +599,7 @@ class _ProgramBuilder:
         ):
             self.unsupported_op(
                 op,
-                f"{op.name} accesses {value_name(v, self.fn.module)}, a memref whose storage "
+                f"{op.name} accesses {self.vname(v)}, a memref whose storage "
                 "polykrnl cannot identify (it comes from "
                 + (v.op.name if isinstance(v, OpResult) else "a block argument")
                 + ")",
@@ -595,7 +607,7 @@ class _ProgramBuilder:
                 "pass the buffer as a function argument or allocate it with memref.alloc",
             )
             return None
-        name = self.names.fresh(value_name(v, self.fn.module).lstrip("%"))
+        name = self.names.fresh(self.vname(v).lstrip("%"))
         shape: list[int | str | None] = []
         dyn = 0
         for d, size in enumerate(t.get_shape()):
@@ -996,7 +1008,7 @@ class _ProgramBuilder:
                 if self.is_imported(v, anchor, inside):
                     import_value(v, anchor)
             for a in iterate.iter_args:
-                vname = self.define_virtual(a, site, f"{value_name(a, self.fn.module)}")
+                vname = self.define_virtual(a, site, self.vname(a))
                 exports.append((a, vname))
                 accesses.append(poly.virtual_access(name, vname, site, True, anchor))
         if kind == "yield":
@@ -1014,7 +1026,7 @@ class _ProgramBuilder:
                     and not isinstance(r.type, MemRefType)
                     and (kind == "op" or self.memory_dependent(anchor))
                 ):
-                    vname = self.define_virtual(r, site, value_name(r, self.fn.module))
+                    vname = self.define_virtual(r, site, self.vname(r))
                     exports.append((r, vname))
                     accesses.append(poly.virtual_access(name, vname, site, True, anchor))
         stmt = Statement(
@@ -1075,7 +1087,7 @@ class _ProgramBuilder:
             return self.virtual[v]
         self.unsupported_op(
             op,
-            f"{op.name} uses {value_name(v, self.fn.module)}, a value polykrnl cannot "
+            f"{op.name} uses {self.vname(v)}, a value polykrnl cannot "
             "place in the polyhedral model",
             "compute the value in the same loop body, or report the program",
         )
@@ -1279,7 +1291,7 @@ class _Expr:
         b = self.b
         if isinstance(v, BlockArgument):
             if v in b.func_args and isinstance(v.type, IndexType | IntegerType):
-                return b.param(v, value_name(v, b.fn.module).lstrip("%"))
+                return b.param(v, b.vname(v).lstrip("%"))
             return None
         assert isinstance(v, OpResult)
         op = v.op
@@ -1321,7 +1333,7 @@ class _Expr:
                     return p
         if op not in b.in_loop and isinstance(v.type, IndexType | IntegerType):
             # Fixed for the whole call: a parameter named after the value.
-            return b.param(v, value_name(v, b.fn.module).lstrip("%"))
+            return b.param(v, b.vname(v).lstrip("%"))
         return None
 
 

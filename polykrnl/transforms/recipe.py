@@ -38,6 +38,7 @@ from polykrnl.transforms.schedule import (
     SLoop,
     SNode,
     SStmt,
+    Step,
 )
 
 
@@ -53,16 +54,31 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
     if not recipe:
         return _as_written(program)
     base = _base(program)
-    sched = base
+    # Each top-level nest gets its recipe on its own (recipe ops name the loops of
+    # one nest), so that applying it costs time in proportion to that nest only.
+    parts: list[Schedule] = []
+    part_of: dict[str, int] = {}
+    for n, node in enumerate(base.nodes):
+        inside = [x.name for x in _loops_of((node,))]
+        parts.append(Schedule(program, (node,), {x: base.loop_info[x] for x in inside}))
+        part_of.update(dict.fromkeys(inside, n))
+    steps: list[Step] = []
     names = program.handle_names
     for op in fn.op.walk():
+        handles: tuple[SSAValue, ...] = ()
+        if isinstance(op, k.BlockOp | k.UnrollOp):
+            handles = (op.loop,)
+        elif isinstance(op, k.PermuteOp | k.ParallelOp):
+            handles = tuple(op.loops)
+        if not handles or handles[0] not in names or names[handles[0]] not in part_of:
+            continue
+        n = part_of[names[handles[0]]]
+        sched = parts[n]
         try:
-            if isinstance(op, k.BlockOp) and op.loop in names:
-                sched = sched.block(
-                    names[op.loop],
-                    op.size,
-                    names=(names[op.loop_block], names[op.loop_local]),
-                )
+            if isinstance(op, k.BlockOp):
+                tile, point = names[op.loop_block], names[op.loop_local]
+                sched = sched.block(names[op.loop], op.size, names=(tile, point))
+                part_of[tile] = part_of[point] = n
             elif isinstance(op, k.PermuteOp):
                 sched = sched.permute([names[h] for h in op.loops], op.perm)
             elif isinstance(op, k.ParallelOp):
@@ -73,14 +89,19 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
             raise ScheduleError(
                 f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint
             ) from None
+        parts[n] = sched
+        steps.append(sched.steps[-1])
     for lp, name in program.loop_names.items():
-        if lp.trivial and name in sched.loop_info:
-            sched = sched.trivialize(name)
+        if lp.trivial and name in part_of and name in parts[part_of[name]].loop_info:
+            n = part_of[name]
+            parts[n] = parts[n].trivialize(name)
+            steps.append(parts[n].steps[-1])
+    loop_info = {x: i for part in parts for x, i in part.loop_info.items()}
     # Statements go where Krnl puts them: the program's nest.
     nodes = _snodes(program.tree)
     present = {n.name for n in _loops_of(nodes)}
-    infos = {n: i for n, i in sched.loop_info.items() if n in present}
-    return Schedule(program, nodes, infos, sched.steps)
+    infos = {n: i for n, i in loop_info.items() if n in present}
+    return Schedule(program, nodes, infos, tuple(steps))
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:

@@ -35,7 +35,7 @@ dependence analysis; ``force=True`` will skip its refusal.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
@@ -180,10 +180,61 @@ class Schedule:
         return [n.name for n in _walk(self.nodes) if isinstance(n, SLoop)]
 
     def carrier(self, vid: str) -> LoopInfo:
-        for info in self.loop_info.values():
-            if info.vid == vid:
-                return info
-        raise AssertionError(f"no loop carries {vid}")
+        """The loop that carries value `vid` now."""
+        return self._carriers[vid]
+
+    @cached_property
+    def _carriers(self) -> dict[str, LoopInfo]:
+        return {info.vid: info for info in self.loop_info.values()}
+
+    @cached_property
+    def _paths(self) -> dict[str, tuple[int, ...]]:
+        """Where each loop is: child indices from the top-level nodes."""
+        out: dict[str, tuple[int, ...]] = {}
+
+        def go(nodes: Sequence[SNode], prefix: tuple[int, ...]) -> None:
+            for i, n in enumerate(nodes):
+                if isinstance(n, SLoop):
+                    out[n.name] = (*prefix, i)
+                    go(n.body, (*prefix, i))
+
+        go(self.nodes, ())
+        return out
+
+    def _node(self, name: str) -> SLoop:
+        node: SNode | None = None
+        nodes: Sequence[SNode] = self.nodes
+        for i in self._paths[name]:
+            node = nodes[i]
+            assert isinstance(node, SLoop)
+            nodes = node.body
+        assert isinstance(node, SLoop)
+        return node
+
+    def _parent(self, name: str) -> str | None:
+        path = self._paths[name]
+        if len(path) == 1:
+            return None
+        nodes: Sequence[SNode] = self.nodes
+        node: SNode | None = None
+        for i in path[:-1]:
+            node = nodes[i]
+            assert isinstance(node, SLoop)
+            nodes = node.body
+        assert isinstance(node, SLoop)
+        return node.name
+
+    def _replaced(self, name: str, f: Callable[[SLoop], SNode]) -> tuple[SNode, ...]:
+        """The nodes with loop `name` replaced by f(loop); only its ancestors are rebuilt."""
+
+        def go(nodes: tuple[SNode, ...], path: tuple[int, ...]) -> tuple[SNode, ...]:
+            i = path[0]
+            n = nodes[i]
+            assert isinstance(n, SLoop)
+            new = f(n) if len(path) == 1 else SLoop(n.name, go(n.body, path[1:]))
+            return (*nodes[:i], new, *nodes[i + 1 :])
+
+        return go(self.nodes, self._paths[name])
 
     # -- isl
     @cached_property
@@ -288,7 +339,7 @@ class Schedule:
         def split(node: SLoop) -> SNode:
             return SLoop(tile_name, (SLoop(point_name, node.body),))
 
-        nodes = _rewrite(self.nodes, loop, split)
+        nodes = self._replaced(loop, split)
         step = Step("block", (loop,), size=size, names=(tile_name, point_name))
         return Schedule(self.program, nodes, infos, (*self.steps, step))
 
@@ -399,15 +450,14 @@ class Schedule:
     def _chain(self, loops: Sequence[str]) -> list[str]:
         """The loops, as they are nested now; they must form a perfectly nested chain."""
         want = set(loops)
-        parent_of = _parents(self.nodes)
-        top = [x for x in loops if parent_of.get(x) not in want]
+        top = [x for x in loops if self._parent(x) not in want]
         if len(top) != 1:
             raise ScheduleError(
                 "loops " + ", ".join(f"'{x}'" for x in loops) + " are not one perfectly nested "
                 "chain",
                 hint="the current nest is:\n" + self.describe(),
             )
-        node = _find(self.nodes, top[0])
+        node = self._node(top[0])
         chain: list[str] = []
         while True:
             chain.append(node.name)
@@ -443,7 +493,7 @@ class Schedule:
                             f"but the bounds of '{name}' use the value of '{carrier}'",
                             hint="a point loop must stay inside its tile loop",
                         )
-        top = _find(self.nodes, chain[0])
+        top = self._node(chain[0])
         inner = top
         for _ in chain[1:]:
             inner = next(b for b in inner.body if isinstance(b, SLoop))
@@ -451,7 +501,7 @@ class Schedule:
         rebuilt: SLoop = SLoop(new[-1], body)
         for name in reversed(new[:-1]):
             rebuilt = SLoop(name, (rebuilt,))
-        nodes = _rewrite(self.nodes, chain[0], lambda _: rebuilt)
+        nodes = self._replaced(chain[0], lambda _: rebuilt)
         return Schedule(self.program, nodes, self.loop_info, (*self.steps, step))
 
     def _bound_value(self, bounds: Sequence[Bound], stmt: Statement, maximum: bool) -> isl.PwAff:
@@ -610,35 +660,6 @@ def _walk(nodes: Sequence[SNode]) -> Iterator[SNode]:
         yield n
         if isinstance(n, SLoop):
             yield from _walk(n.body)
-
-
-def _find(nodes: Sequence[SNode], name: str) -> SLoop:
-    for n in _walk(nodes):
-        if isinstance(n, SLoop) and n.name == name:
-            return n
-    raise AssertionError(f"no loop {name}")
-
-
-def _parents(nodes: Sequence[SNode], parent: str | None = None) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for n in nodes:
-        if isinstance(n, SLoop):
-            out[n.name] = parent
-            out.update(_parents(n.body, n.name))
-    return out
-
-
-def _rewrite(nodes: Sequence[SNode], name: str, f: object) -> tuple[SNode, ...]:
-    out: list[SNode] = []
-    for n in nodes:
-        if isinstance(n, SLoop):
-            if n.name == name:
-                out.append(f(n))  # type: ignore[operator]
-            else:
-                out.append(SLoop(n.name, _rewrite(n.body, name, f)))
-        else:
-            out.append(n)
-    return tuple(out)
 
 
 def _as_pnodes(nodes: Sequence[SNode]) -> list[PNode]:

@@ -498,13 +498,13 @@ class Interpreter:
 
     def _bound_values(self, b: MapBound | IVBound, fr: _Frame) -> list[int]:
         if isinstance(b, IVBound):
-            if b.loop not in fr.ivs:
+            if b.current not in fr.ivs:
                 raise _Fail(
                     f"the bound of a loop uses the induction variable of loop "
-                    f"{_loop_name(b.loop)}, which is not running",
+                    f"{_loop_name(b.current)}, which is not running",
                     "a point loop must stay inside its tile loop",
                 )
-            return [fr.ivs[b.loop] + b.offset]
+            return [fr.ivs[b.current] + b.offset]
         return _eval_map(b.map, [fr.index(v) for v in b.operands])
 
     def _run_loop(self, loop: Loop, fr: _Frame) -> None:

@@ -61,10 +61,22 @@ class MapBound:
 
 @dataclass(frozen=True)
 class IVBound:
-    """The induction variable of another concrete loop, plus a constant."""
+    """The induction variable of another concrete loop, plus a constant.
+
+    `loop` is the loop as it was when the bound was made (a tile loop, with its
+    tile size); if that loop was blocked again since, its value is carried by
+    `current`.
+    """
 
     loop: Loop
     offset: int
+
+    @property
+    def current(self) -> Loop:
+        lp = self.loop
+        while lp.moved_to is not None:
+            lp = lp.moved_to
+        return lp
 
 
 Bound = MapBound | IVBound
@@ -110,6 +122,8 @@ class Loop:
     # krnl.matmul / krnl.specialized_kernel computes this loop itself: like
     # onnx-mlir, the loop (and what it encloses) is not run as a loop.
     consumed_by: Operation | None = None
+    # Set when this loop is blocked: the point loop that carries its value since.
+    moved_to: Loop | None = None
 
     @property
     def name(self) -> str:
@@ -389,13 +403,8 @@ class _Builder:
                 self.roots[it] = tile
         if loop.origin.carrier is loop:
             loop.origin.carrier = point
-        # The blocked loop's value is now the point loop's: bounds that used it
-        # (the point loop of an earlier block of this loop) follow it.
-        # Only loops of the same chain can name it (point loops of earlier blocks).
-        for lp in _chain_of(tile):
-            if any(isinstance(b, IVBound) and b.loop is loop for b in (*lp.lbs, *lp.ubs)):
-                lp.lbs = tuple(_follow(b, loop, point) for b in lp.lbs)
-                lp.ubs = tuple(_follow(b, loop, point) for b in lp.ubs)
+        # The blocked loop's value is now the point loop's (bounds that use it follow).
+        loop.moved_to = point
         del self.loop_of[h]
         self.consumed[h] = op
         self.loop_of[tile_h] = tile
@@ -461,12 +470,12 @@ class _Builder:
         for depth, lp in enumerate(new):
             inner_ivs = {id(x) for x in new[depth + 1 :]}
             for b in (*lp.lbs, *lp.ubs):
-                if isinstance(b, IVBound) and id(b.loop) in inner_ivs:
+                if isinstance(b, IVBound) and id(b.current) in inner_ivs:
                     self.error(
                         op,
                         f"krnl.permute puts loop {self.n(lp.handle)} outside loop "
-                        f"{self.n(b.loop.handle)}, but its bounds use the induction variable of "
-                        f"{self.n(b.loop.handle)}",
+                        f"{self.n(b.current.handle)}, but its bounds use the induction variable "
+                        f"of {self.n(b.current.handle)}",
                         "a point loop must stay inside its tile loop",
                     )
                     return
@@ -574,10 +583,6 @@ class _Builder:
                 + " > ".join(self.n(lp.handle) for lp in _chain_of(_root(dest)))
                 + "; permute the loops or name the next one",
             )
-
-
-def _follow(b: Bound, old: Loop, new: Loop) -> Bound:
-    return IVBound(new, b.offset) if isinstance(b, IVBound) and b.loop is old else b
 
 
 def _unblocked(h: SSAValue) -> SSAValue:

@@ -89,6 +89,9 @@ class Access:
     # inside a branch, or a region that is over-approximated).
     may: bool
     op: Operation
+    # For an affine access: each subscript as an isl expression of the values of
+    # the statement's loops (`_l0`, `_l1`, ... for Statement.loops in order).
+    subscripts: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
         return f"{'may-' if self.may else ''}{'write' if self.write else 'read'} {self.relation}"
@@ -128,6 +131,8 @@ class Statement:
     # The loop value of each dimension: the original loop's name for an original
     # induction variable, else the name of the (tile) loop.
     dim_vids: tuple[str, ...] = ()
+    # The loop value of each loop of `loops` (same convention as dim_vids).
+    loop_vids: tuple[str, ...] = ()
     # For "yield" and "init" statements: the iterate whose iter_args they set.
     iterate: k.IterateOp | None = None
     # Values this statement stores into virtual arrays: (value, array name).
@@ -547,6 +552,12 @@ class _ProgramBuilder:
             if isinstance(op, k.IterateOp):
                 for inner in op.body.walk():
                     self.in_loop.add(inner)
+
+    def vid(self, lp: Loop) -> str:
+        """The value a loop carries: the original loop's name for an original IV."""
+        if lp.origin.carrier is lp:
+            return self.handle_names[lp.origin.entry.handle]
+        return self.loop_names[lp]
 
     def vname(self, v: SSAValue) -> str:
         """The source name of `v` (cached: reading it back from the text is not cheap)."""
@@ -1045,12 +1056,8 @@ class _ProgramBuilder:
             imports=tuple(imports),
             dim_origins=tuple(self.handle_names[lp.origin.entry.handle] for lp in poly.dim_loops),
             dim_loops=tuple(self.loop_names[lp] for lp in poly.dim_loops),
-            dim_vids=tuple(
-                self.handle_names[lp.origin.entry.handle]
-                if lp.origin.carrier is lp
-                else self.loop_names[lp]
-                for lp in poly.dim_loops
-            ),
+            dim_vids=tuple(self.vid(lp) for lp in poly.dim_loops),
+            loop_vids=tuple(self.vid(lp) for lp in loops),
         )
         self.statements.append(stmt)
         return PStmt(name)
@@ -1415,7 +1422,7 @@ class _Poly:
     def bound(self, bd: MapBound | IVBound, expr: _Expr) -> list[str | None]:
         if isinstance(bd, IVBound):
             # A point loop sits inside its tile loop (the nest builder checks it).
-            return [f"{self.var[bd.loop]} + {bd.offset}"]
+            return [f"{self.var[bd.current]} + {bd.offset}"]
         return map_results(bd.map, [expr.of(v) for v in bd.operands])
 
     def _params(self) -> str:
@@ -1465,8 +1472,10 @@ class _Poly:
         rank = len(info.shape)
         outs = [f"_a{d}" for d in range(rank)]
         extra: list[str] = []
+        exact: tuple[str, ...] | None = None
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
-            extra = [f"{o} = {s}" for o, s in zip(outs, subs, strict=True)]
+            exact = tuple(str(x) for x in subs)
+            extra = [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
         else:
             if subs is not None or region is None:
                 may = True if subs is not None else may
@@ -1476,7 +1485,8 @@ class _Poly:
                     extra.append(f"{outs[d]} < {size}")
             if region is not None:
                 extra += [c for _, c in region]
-        return Access(array, self._through_loops(stmt, array, outs, extra), write, may, op)
+        # The subscripts are written over _l0, _l1, ...: Statement.loops in order.
+        return Access(array, self._through_loops(stmt, array, outs, extra), write, may, op, exact)
 
     def virtual_access(
         self, stmt: str, array: str, def_site: _Site, write: bool, op: Operation

@@ -31,7 +31,7 @@ from typing import Any
 
 import islpy as isl
 
-from polykrnl.model.poly import Statement
+from polykrnl.model.poly import PolyProgram, Statement
 from polykrnl.transforms.schedule import Schedule, SLoop, SNode
 
 
@@ -159,18 +159,44 @@ def loop_tree(sched: Schedule) -> LoopTree:
 
 
 def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
+    program = sched.program
     names = [f"%{sched.carrier(vid).name}" for vid in s.dim_vids]
-    params = sched.program.param_display
+    loop_names = [
+        f"%{sched.carrier(vid).name}" if vid in sched._carriers else "%?" for vid in s.loop_vids
+    ]
+    params = program.param_display
     writes: list[str] = []
     reads: list[str] = []
     for a in s.accesses:
-        info = sched.program.arrays[a.array]
-        text = f"%{a.array}" if info.virtual else _format_access(a.array, a.relation, names, params)
+        info = program.arrays[a.array]
+        if info.virtual:
+            text = f"%{a.array}"
+        elif a.subscripts is not None:
+            # From the subscripts as written, not from the relation (which isl may
+            # simplify with the domain, e.g. to a constant on a one-point domain).
+            text = _format_subscripts(a.array, a.subscripts, len(s.loops), loop_names, program)
+        else:
+            text = _format_access(a.array, a.relation, names, params)
         target = writes if a.write else reads
         if text not in target:
             target.append(text)
     line = s.location.line if s.location else None
     return StmtNode(s.name, s.anchor.name, line, tuple(writes), tuple(reads))
+
+
+def _format_subscripts(
+    array: str, subs: tuple[str, ...], n_loops: int, names: list[str], program: PolyProgram
+) -> str:
+    loops = ", ".join(f"_l{n}" for n in range(n_loops))
+    params = ", ".join(program.params)
+    out: list[str] = []
+    for e in subs:
+        aff = isl.Aff(f"[{params}] -> {{ [{loops}] -> [({e})] }}")
+        text = _format_aff(aff, names, program.param_display)
+        if text is None:
+            return f"{array}[..]"
+        out.append(text)
+    return f"{array}[{', '.join(out)}]"
 
 
 def _format_access(array: str, rel: isl.Map, names: list[str], params: dict[str, str]) -> str:

@@ -229,7 +229,7 @@ def _bounds(
     out: list[Bound] = []
     for b in bounds:
         if isinstance(b, IVBound):  # pragma: no cover - original loops have map bounds
-            out.append(Bound.value_plus(program.loop_names[b.loop], b.offset))
+            out.append(Bound.value_plus(program.loop_names[b.current], b.offset))
             continue
         m = b.map
         refs: list[Ref] = []

@@ -374,7 +374,9 @@ class Schedule:
         new = [""] * n
         for k, name in enumerate(loops):
             new[perm[k]] = name
-        return self._reordered(chain, new, Step("permute", tuple(loops), perm=tuple(perm)))
+        # Recorded as Krnl writes it: operands in their current nesting order.
+        step = Step("permute", tuple(chain), perm=tuple(new.index(x) for x in chain))
+        return self._reordered(chain, new, step)
 
     def reorder(self, order: Sequence[str], *, force: bool = False) -> Schedule:
         """Gather: `order` lists the loops of a perfectly nested chain, outermost first."""

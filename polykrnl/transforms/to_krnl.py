@@ -57,9 +57,14 @@ def to_krnl(sched: Schedule) -> str:
 
     old_recipe = [op for op in fn.op.walk() if isinstance(op, _RECIPE)]
     # Emit the steps.
-    for step in sched.steps:
-        if step.op == "trivial":
-            continue  # implied: Krnl runs a point loop whose handle is unused once
+    # Krnl wants krnl.parallel and krnl.unroll after the blocks and permutes of
+    # their loops (the marks stay with the loops whatever comes after them).
+    rank = {"block": 0, "permute": 0, "unroll": 1, "parallel": 2}
+    ordered = sorted(
+        (st for st in sched.steps if st.op != "trivial"),  # trivial: an unused point handle
+        key=lambda st: rank[st.op],
+    )
+    for step in ordered:
         it = chain_of[step.loops[0]]
         parent = it.parent_block()
         assert parent is not None

@@ -266,6 +266,20 @@ def _user_value(x: Any, t: Attribute) -> Any:
     return x
 
 
+def handed_back(
+    fn: Function,
+    results: Sequence[Any],
+    writeback: Sequence[tuple[list[Any], np.ndarray[Any, Any]]],
+) -> Any:
+    """Copy list arguments back and hand the results over: None, one value or a tuple."""
+    for lst, arr in writeback:
+        lst[:] = list(arr)
+    out = tuple(_user_value(r, t) for r, t in zip(results, fn.result_types, strict=True))
+    if not out:
+        return None
+    return out[0] if len(out) == 1 else out
+
+
 def _name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "an unnamed value"
 
@@ -385,12 +399,7 @@ class Interpreter:
         values, writeback = self._bind_arguments(fn, arguments)
         with np.errstate(all="ignore"):
             results = self.run_function(fn, values)
-        for lst, arr in writeback:
-            lst[:] = list(arr)
-        out = tuple(_user_value(r, t) for r, t in zip(results, fn.result_types, strict=True))
-        if not out:
-            return None
-        return out[0] if len(out) == 1 else out
+        return handed_back(fn, results, writeback)
 
     # -- arguments
     def _bind_arguments(

@@ -27,9 +27,9 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from xdsl.dialects import affine, arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr
@@ -754,36 +754,47 @@ def _linear(expr: AffineExpr, bound: MapBound) -> _Linear | None:
     Operands that are `arith.constant` results count as their value.
     """
     ndims = bound.map.num_dims
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineDimExpr | AffineSymExpr):
-        pos = expr.position if isinstance(expr, AffineDimExpr) else ndims + expr.position
+
+    def leaf(e: AffineDimExpr | AffineSymExpr) -> tuple[dict[Any, int], int]:
+        pos = e.position if isinstance(e, AffineDimExpr) else ndims + e.position
         v = bound.operands[pos]
         if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
             return {}, v.owner.value.value.data
         return {v: 1}, 0
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = _linear(expr.lhs, bound), _linear(expr.rhs, bound)
-        if lhs is None or rhs is None:
+
+    return linear_form(expr, leaf)
+
+
+def linear_form(
+    expr: AffineExpr, leaf: Callable[[AffineDimExpr | AffineSymExpr], tuple[dict[Any, int], int]]
+) -> tuple[dict[Any, int], int] | None:
+    """`expr` as {key: coefficient} + constant if it is linear; `leaf` reads dims and symbols."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr | AffineSymExpr):
+        return leaf(expr)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs, rhs = linear_form(expr.lhs, leaf), linear_form(expr.rhs, leaf)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        terms = dict(lhs[0])
+        for key, c in rhs[0].items():
+            terms[key] = terms.get(key, 0) + c
+        return terms, lhs[1] + rhs[1]
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if lhs[0] and rhs[0]:
             return None
-        if expr.kind == AffineBinaryOpKind.Add:
-            terms = dict(lhs[0])
-            for v, c in rhs[0].items():
-                terms[v] = terms.get(v, 0) + c
-            return terms, lhs[1] + rhs[1]
-        if expr.kind == AffineBinaryOpKind.Mul:
-            if lhs[0] and rhs[0]:
-                return None
-            (terms, const), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
-            return {v: c * factor for v, c in terms.items()}, const * factor
-        if not lhs[0] and not rhs[0] and rhs[1] != 0:
-            a, b = lhs[1], rhs[1]
-            if expr.kind == AffineBinaryOpKind.FloorDiv:
-                return {}, a // b
-            if expr.kind == AffineBinaryOpKind.CeilDiv:
-                return {}, -(-a // b)
-            if expr.kind == AffineBinaryOpKind.Mod:
-                return {}, a % b
+        (terms, const), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
+        return {key: c * factor for key, c in terms.items()}, const * factor
+    if not lhs[0] and not rhs[0] and rhs[1] > 0:
+        a, c = lhs[1], rhs[1]
+        if expr.kind == AffineBinaryOpKind.FloorDiv:
+            return {}, a // c
+        if expr.kind == AffineBinaryOpKind.CeilDiv:
+            return {}, -(-a // c)
+        return {}, a % c
     return None
 
 

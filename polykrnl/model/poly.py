@@ -693,25 +693,7 @@ class _ProgramBuilder:
 
     def items_of_block(self, block: Block, loops: tuple[Loop, ...]) -> list[PNode]:
         """The statements of a block that is not an iterate body (function, region)."""
-        out: list[PNode] = []
-        chunk: list[Operation] = []
-
-        def flush() -> None:
-            out.extend(self.chunk(chunk, loops))
-            chunk.clear()
-
-        for op in block.ops:
-            if isinstance(op, k.IterateOp):
-                flush()
-                out.extend(self.iterate(op, loops))
-            elif op.name in ("krnl.region", "krnl.movable"):
-                flush()
-                for b in op.regions[0].blocks:
-                    out.extend(self.items_of_block(b, loops))
-            else:
-                chunk.append(op)
-        flush()
-        return out
+        return self.chunk_with_regions(list(block.ops), loops)
 
     def iterate(self, op: k.IterateOp, loops: tuple[Loop, ...]) -> list[PNode]:
         out: list[PNode] = []

@@ -20,7 +20,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import InterpretError, UnsupportedError
 from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import Interpreter, _Fail, _Frame, _user_value
+from polykrnl.model.interpreter import Interpreter, _Fail, _Frame, handed_back
 from polykrnl.model.ir import Function
 from polykrnl.model.poly import PolyProgram, Statement, _is_pure
 
@@ -54,12 +54,7 @@ def run_schedule(fn: Function, schedule: Ordered, arguments: Mapping[str, Any]) 
         for name, point in order:
             runner.run(name, point)
         results = runner.results()
-    for lst, arr in writeback:
-        lst[:] = list(arr)
-    out = tuple(_user_value(r, t) for r, t in zip(results, fn.result_types, strict=True))
-    if not out:
-        return None
-    return out[0] if len(out) == 1 else out
+    return handed_back(fn, results, writeback)
 
 
 def _errstate() -> Any:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import islpy as isl
 from xdsl.ir.affine import (
@@ -52,6 +52,7 @@ from xdsl.ir.affine import (
 )
 
 from polykrnl.errors import ScheduleError
+from polykrnl.model.nest import linear_form
 from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, build_tree, isl_name
 
 if TYPE_CHECKING:
@@ -731,34 +732,11 @@ def _linear(b: Bound) -> _Linear | None:
 
 
 def _linear_expr(e: AffineExpr, ops: Sequence[Ref]) -> _Linear | None:
-    if isinstance(e, AffineConstantExpr):
-        return {}, e.value
-    if isinstance(e, AffineDimExpr):
-        r = ops[e.position]
+    def leaf(x: AffineDimExpr | AffineSymExpr) -> tuple[dict[Any, int], int]:
+        r = ops[x.position]
         return ({}, r.value) if r.kind == "const" else ({r: 1}, 0)
-    if not isinstance(e, AffineBinaryOpExpr):
-        return None
-    lhs, rhs = _linear_expr(e.lhs, ops), _linear_expr(e.rhs, ops)
-    if lhs is None or rhs is None:
-        return None
-    if e.kind == AffineBinaryOpKind.Add:
-        terms = dict(lhs[0])
-        for key, c in rhs[0].items():
-            terms[key] = terms.get(key, 0) + c
-        return terms, lhs[1] + rhs[1]
-    if e.kind == AffineBinaryOpKind.Mul:
-        if lhs[0] and rhs[0]:
-            return None
-        (terms, const), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
-        return {key: c * factor for key, c in terms.items()}, const * factor
-    if not lhs[0] and not rhs[0] and rhs[1] > 0:
-        a, c = lhs[1], rhs[1]
-        if e.kind == AffineBinaryOpKind.FloorDiv:
-            return {}, a // c
-        if e.kind == AffineBinaryOpKind.CeilDiv:
-            return {}, -(-a // c)
-        return {}, a % c
-    return None
+
+    return linear_form(e, leaf)
 
 
 def _tile_relative(lbs: Sequence[Bound], ubs: Sequence[Bound]) -> tuple[str, int] | None:

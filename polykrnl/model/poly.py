@@ -32,6 +32,7 @@ order. It is the program as written, recipe included.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -781,6 +782,7 @@ class _ProgramBuilder:
             ops.append(term)
         position = {op: n for n, op in enumerate(ops)}
         anchors = [op for op in ops if not _is_pure(op)]
+        anchor_at = [position[a] for a in anchors]
         # Which anchors use each pure op (through pure ops of the chunk).
         users: dict[Operation, set[Operation]] = {}
 
@@ -818,9 +820,10 @@ class _ProgramBuilder:
                 # a use could change what it reads: then it is computed once and kept.
                 last = max(position[a] for a in us)
                 read = self.arrays_read(op)
-                if any(
-                    position[op] < position[b] < last and self.may_write(b, read) for b in anchors
-                ):
+                # Anchors are in program order: only those between the read and its use.
+                lo = bisect.bisect_right(anchor_at, position[op])
+                hi = bisect.bisect_left(anchor_at, last)
+                if any(self.may_write(b, read) for b in anchors[lo:hi]):
                     exported.append(op)
         exported_set = set(exported)
         starts = sorted([*anchors, *exported], key=lambda o: position[o])

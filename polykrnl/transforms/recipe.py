@@ -12,6 +12,7 @@ the last handle of its iterate's list; onnx-mlir carries statements in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import islpy as isl
 from xdsl.dialects import affine, arith
@@ -90,7 +91,7 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
                 f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint
             ) from None
         parts[n] = sched
-        steps.append(sched.steps[-1])
+        steps.append(replace(sched.steps[-1], location=location_of(op, fn.module)))
     for lp, name in program.loop_names.items():
         if lp.trivial and name in part_of and name in parts[part_of[name]].loop_info:
             n = part_of[name]
@@ -135,9 +136,14 @@ def _dim_value(stmt: Statement, vid: str) -> isl.PwAff | None:
     return None
 
 
-def _info(program: PolyProgram, lp: Loop, name: str, stmts: list[str]) -> LoopInfo:
+def _info(
+    program: PolyProgram,
+    lp: Loop,
+    name: str,
+    stmts: list[str],
+    by_name: dict[str, Statement],
+) -> LoopInfo:
     """LoopInfo of an original loop (from its `with` entry)."""
-    by_name = {s.name: s for s in program.statements}
     values: dict[str, isl.PwAff] = {}
     for s in stmts:
         v = _dim_value(by_name[s], name)
@@ -151,11 +157,12 @@ def _info(program: PolyProgram, lp: Loop, name: str, stmts: list[str]) -> LoopIn
 def _as_written(program: PolyProgram) -> Schedule:
     """The schedule of a program whose nest has no recipe applied."""
     infos: dict[str, LoopInfo] = {}
+    by_name = {s.name: s for s in program.statements}
 
     def walk(nodes: Sequence[PNode]) -> None:
         for n in nodes:
             if isinstance(n, PLoop):
-                infos[n.name] = _info(program, n.loop, n.name, _stmts_below(n))
+                infos[n.name] = _info(program, n.loop, n.name, _stmts_below(n), by_name)
                 walk(n.body)
 
     walk(program.tree)
@@ -165,6 +172,7 @@ def _as_written(program: PolyProgram) -> Schedule:
 def _base(program: PolyProgram) -> Schedule:
     """The original loops of every chain, with all its statements in the innermost one."""
     infos: dict[str, LoopInfo] = {}
+    by_name = {s.name: s for s in program.statements}
 
     def collapse(nodes: Sequence[PNode]) -> list[SNode]:
         out: list[SNode] = []
@@ -188,7 +196,7 @@ def _base(program: PolyProgram) -> Schedule:
                     (MapBound(e.ub_map, e.ub_operands),),
                     1,
                 )
-                infos[name] = _info(program, plain, name, stmts)
+                infos[name] = _info(program, plain, name, stmts, by_name)
                 body = (SLoop(name, body),)
             out.extend(body)
         return out

@@ -51,11 +51,12 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from polykrnl.errors import ScheduleError
+from polykrnl.errors import ScheduleError, SourceLocation
 from polykrnl.model.nest import linear_form
 from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, build_tree, isl_name
 
 if TYPE_CHECKING:
+    from polykrnl.transforms.legality import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
 
 LoopKind = Literal["loop", "tile", "point"]
@@ -136,6 +137,8 @@ class Step:
     size: int = 0
     perm: tuple[int, ...] = ()
     names: tuple[str, ...] = ()
+    # The Krnl recipe op it comes from, if any.
+    location: SourceLocation | None = None
 
 
 # ------------------------------------------------------------------ schedule
@@ -163,7 +166,7 @@ class Schedule:
         return schedule_of(fn, recipe=recipe)
 
     # -- lookup
-    @property
+    @cached_property
     def statements(self) -> dict[str, Statement]:
         return {s.name: s for s in self.program.statements}
 
@@ -625,6 +628,12 @@ class Schedule:
         from polykrnl.transforms.looptree import loop_tree
 
         return loop_tree(self)
+
+    def check(self) -> LegalityReport:
+        """The legality report: dependences kept, parallel loops, permutable bands."""
+        from polykrnl.transforms.legality import check
+
+        return check(self)
 
     def to_krnl(self) -> str:
         """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""

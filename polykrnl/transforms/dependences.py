@@ -1,0 +1,202 @@
+"""Exact dependences between statement instances, from isl's dataflow analysis.
+
+* RAW: value-based flow dependences (``UnionAccessInfo.compute_flow``: each read
+  depends on the last write of its element before it; may-writes do not kill);
+* WAR and WAW: memory-based (every earlier read / write of the same element).
+
+Together they are what a new order must respect (a write moved across an
+earlier write or read of the same element changes values). Reads with no
+writer before them are *live-in*.
+
+A dependence is marked ``reduction`` when both ends are instances of one
+reduction statement ``X[f] = X[f] op e`` (op in +, *, max, min) on that
+array, or of the update of an ``iter_args`` value (``acc = acc op e``): such a
+loop can run in parallel only as a reduction.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Literal
+
+import islpy as isl
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from polykrnl.model import dialect as k
+from polykrnl.model.poly import CTX, PolyProgram, Statement
+
+DepKind = Literal["RAW", "WAR", "WAW"]
+
+_REDUCTION_OPS = frozenset(
+    {
+        "arith.addf",
+        "arith.addi",
+        "arith.mulf",
+        "arith.muli",
+        "arith.maximumf",
+        "arith.minimumf",
+        "arith.maxnumf",
+        "arith.minnumf",
+        "arith.maxsi",
+        "arith.minsi",
+        "arith.maxui",
+        "arith.minui",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """Instances of `source` that must run before instances of `sink` (one array)."""
+
+    kind: DepKind
+    array: str
+    source: str
+    sink: str
+    relation: isl.Map  # source instance -> sink instance
+    reduction: bool = False
+
+    def __str__(self) -> str:
+        red = " (reduction)" if self.reduction else ""
+        return f"{self.kind} on {self.array}{red}: {self.relation}"
+
+
+@dataclass(frozen=True, eq=False)
+class Dependences:
+    program: PolyProgram
+    deps: tuple[Dependence, ...]
+    live_in: isl.UnionMap  # reads with no write before them
+
+    def union(self) -> isl.UnionMap:
+        u = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
+        for d in self.deps:
+            u = u.union(isl.UnionMap.from_map(d.relation))
+        return u
+
+
+_CACHE: weakref.WeakKeyDictionary[PolyProgram, Dependences] = weakref.WeakKeyDictionary()
+
+
+def dependences(program: PolyProgram) -> Dependences:
+    """The dependences of `program` in its original order (cached per program)."""
+    found = _CACHE.get(program)
+    if found is None:
+        found = _CACHE[program] = _compute(program)
+    return found
+
+
+def _compute(program: PolyProgram) -> Dependences:
+    sched = program.schedule
+    order = sched.get_map()
+    before = order.lex_lt_union_map(order)  # a runs before b
+    reductions = _reductions(program)
+    deps: list[Dependence] = []
+    live_in = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
+    for array in program.arrays:
+        reads = _accesses(program, array, write=False, must=None)
+        must = _accesses(program, array, write=True, must=True)
+        writes = _accesses(program, array, write=True, must=None)
+        if writes.is_empty():
+            continue
+        if not reads.is_empty():
+            info = (
+                isl.UnionAccessInfo.from_sink(reads)
+                .set_must_source(must)
+                .set_may_source(writes)
+                .set_schedule(sched)
+            )
+            flow = info.compute_flow()
+            _add(deps, "RAW", array, flow.get_may_dependence(), reductions)
+            live_in = live_in.union(flow.get_may_no_source())
+            war = reads.apply_range(writes.reverse()).intersect(before)
+            _add(deps, "WAR", array, war, reductions)
+        waw = writes.apply_range(writes.reverse()).intersect(before)
+        _add(deps, "WAW", array, waw, reductions)
+    return Dependences(program, tuple(deps), live_in)
+
+
+def _accesses(program: PolyProgram, array: str, write: bool, must: bool | None) -> isl.UnionMap:
+    u = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
+    for s in program.statements:
+        for a in s.accesses:
+            if a.array != array or a.write != write:
+                continue
+            if must is True and a.may:
+                continue
+            u = u.union(isl.UnionMap.from_map(a.relation))
+    return u
+
+
+def _add(
+    deps: list[Dependence],
+    kind: DepKind,
+    array: str,
+    rel: isl.UnionMap,
+    reductions: dict[str, set[str]],
+) -> None:
+    rel = rel.coalesce()
+    maps: list[isl.Map] = []
+    rel.foreach_map(maps.append)
+    for m in maps:
+        if m.is_empty():
+            continue
+        src = m.get_tuple_name(isl.dim_type.in_)
+        snk = m.get_tuple_name(isl.dim_type.out)
+        red = src == snk and array in reductions.get(src, set())
+        deps.append(Dependence(kind, array, src, snk, m, red))
+
+
+def _reductions(program: PolyProgram) -> dict[str, set[str]]:
+    """Statement -> arrays it updates as `X[f] = X[f] op e` (or an iter_args update)."""
+    out: dict[str, set[str]] = {}
+    for s in program.statements:
+        arr = _reduction_array(program, s)
+        if arr is not None:
+            out.setdefault(s.name, set()).add(arr)
+    return out
+
+
+def _reduction_array(program: PolyProgram, s: Statement) -> str | None:
+    writes = [a for a in s.accesses if a.write]
+    reads = [a for a in s.accesses if not a.write]
+    if len(writes) != 1:
+        return None
+    w = writes[0]
+    same = [r for r in reads if r.array == w.array]
+    if len(same) != 1 or not same[0].relation.is_equal(w.relation):
+        return None
+    value = _stored_value(s)
+    if value is None or not isinstance(value, OpResult):
+        return None
+    op = value.op
+    if op.name not in _REDUCTION_OPS:
+        return None
+    # One operand is the old value of the element, the other does not read it.
+    olds = [x for x in op.operands if _reads_old(x, s, w.array, program)]
+    return w.array if len(olds) == 1 else None
+
+
+def _stored_value(s: Statement) -> SSAValue | None:
+    a = s.anchor
+    if isinstance(a, k.StoreOp) or a.name in ("memref.store", "affine.store"):
+        return a.operands[0]
+    if isinstance(a, k.YieldOp) and len(a.operands) == 1:
+        return a.operands[0]
+    return None
+
+
+def _reads_old(v: SSAValue, s: Statement, array: str, program: PolyProgram) -> bool:
+    """Whether `v` is the value of the element the statement updates."""
+    if isinstance(v, OpResult) and v.op.name in ("krnl.load", "memref.load", "affine.load"):
+        loaded = _load_array(v.op, s)
+        return loaded == array
+    # An iter_args value read from its virtual array.
+    return any(v is x and arr == array for x, arr in s.imports)
+
+
+def _load_array(op: Operation, s: Statement) -> str | None:
+    for a in s.accesses:
+        if a.op is op and not a.write:
+            return a.array
+    return None

@@ -1,0 +1,551 @@
+"""Legality of a Schedule: exact validity, parallel loops, permutable bands, with witnesses.
+
+A schedule is legal when every dependence of the program (see
+:mod:`polykrnl.transforms.dependences`) still runs its source before its sink,
+and no loop marked parallel carries a dependence. A loop that carries only
+reduction dependences is "parallel only as a reduction": refused, like any
+other carried dependence, but reported as such.
+
+Each violation comes with a witness: a concrete pair of statement instances
+(with the values of the original induction variables and of the parameters)
+taken from the violated part of the dependence with isl's ``sample``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import islpy as isl
+
+from polykrnl.errors import SourceLocation
+from polykrnl.model.poly import Statement
+from polykrnl.transforms.dependences import Dependence, dependences
+from polykrnl.transforms.schedule import Schedule, SLoop, SNode, Step
+
+LoopStatus = Literal["parallel", "reduction", "forward", "violates"]
+
+
+@dataclass(frozen=True)
+class Instance:
+    stmt: str
+    point: dict[str, int]
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.point.items())
+        return f"{self.stmt}({args})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stmt": self.stmt, "point": dict(self.point)}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A dependence the schedule breaks, with a concrete pair of instances."""
+
+    kind: str  # RAW, WAR, WAW
+    array: str
+    source: Instance
+    sink: Instance
+    params: dict[str, int]
+    # sink - source for each original induction variable they share
+    distance: dict[str, int]
+    loop: str | None  # the loop that runs the sink first, or is parallel
+    reason: Literal["order", "parallel", "reduction"]
+    op: str | None  # the primitive / recipe op responsible
+    location: SourceLocation | None
+    hint: str
+    reduction: bool = False
+
+    def __str__(self) -> str:
+        where = f" at line {self.location.line}" if self.location else ""
+        by = f" by {self.op}{where}" if self.op else ""
+        params = (
+            " with " + ", ".join(f"{k}={v}" for k, v in self.params.items()) if self.params else ""
+        )
+        what = {
+            "order": f"now runs {self.sink} before {self.source}",
+            "parallel": f"loop '{self.loop}' is parallel but carries it",
+            "reduction": f"loop '{self.loop}' is parallel but carries it (a reduction)",
+        }[self.reason]
+        dist = ", ".join(f"{k}: {v:+d}" for k, v in self.distance.items())
+        return (
+            f"{self.kind} dependence on {self.array} from {self.source} to {self.sink}"
+            f"{params} (distance {dist or 'none'}): {what}{by}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "array": self.array,
+            "source": self.source.to_json(),
+            "sink": self.sink.to_json(),
+            "params": dict(self.params),
+            "distance": dict(self.distance),
+            "loop": self.loop,
+            "reason": self.reason,
+            "reduction": self.reduction,
+            "op": self.op,
+            "location": str(self.location) if self.location else None,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True)
+class LoopVerdict:
+    """Pluto-style: what the dependences carried by one loop allow."""
+
+    loop: str
+    status: LoopStatus
+    parallel: bool  # marked parallel in the schedule
+    innermost: bool
+    distance_min: int | None
+    distance_max: int | None
+    carried: tuple[str, ...]  # "RAW on A", ...
+
+    @property
+    def vectorizable(self) -> bool:
+        return self.innermost and self.status == "parallel"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "loop": self.loop,
+            "status": self.status,
+            "parallel": self.parallel,
+            "innermost": self.innermost,
+            "vectorizable": self.vectorizable,
+            "distance": [self.distance_min, self.distance_max],
+            "carried": list(self.carried),
+        }
+
+
+@dataclass(frozen=True)
+class BandVerdict:
+    """A perfectly nested chain of loops: permutable (so tilable) or not."""
+
+    loops: tuple[str, ...]
+    permutable: bool
+    blocking: tuple[str, ...] = ()  # loops with a negative distance component
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "loops": list(self.loops),
+            "permutable": self.permutable,
+            "negative": list(self.blocking),
+        }
+
+
+@dataclass(frozen=True)
+class LegalityReport:
+    function: str
+    violations: tuple[Violation, ...]
+    loops: tuple[LoopVerdict, ...]
+    bands: tuple[BandVerdict, ...]
+    loop_text: str = field(default="", compare=False)
+
+    @property
+    def legal(self) -> bool:
+        return not self.violations
+
+    def __bool__(self) -> bool:
+        return self.legal
+
+    def __str__(self) -> str:
+        head = f"@{self.function}: " + (
+            "legal"
+            if self.legal
+            else f"ILLEGAL ({len(self.violations)} violation{'s' * (len(self.violations) != 1)})"
+        )
+        lines = [head]
+        for n, v in enumerate(self.violations, 1):
+            lines.append(f"  {n}. {v}")
+            lines.append(f"     hint: {v.hint}")
+        if self.loops:
+            lines.append("  loops:")
+            for lv in self.loops:
+                rng = ""
+                if lv.carried:
+                    rng = f" distance {_range(lv.distance_min, lv.distance_max)}"
+                    rng += " (" + ", ".join(lv.carried) + ")"
+                mark = " [parallel]" if lv.parallel else ""
+                vec = " vectorizable" if lv.vectorizable else ""
+                lines.append(f"    {lv.loop}: {lv.status}{mark}{rng}{vec}")
+        for b in self.bands:
+            if len(b.loops) > 1:
+                verdict = (
+                    "permutable (tilable)"
+                    if b.permutable
+                    else ("not permutable: negative distances in " + ", ".join(b.blocking))
+                )
+                lines.append(f"  band ({', '.join(b.loops)}): {verdict}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "legal": self.legal,
+            "violations": [v.to_json() for v in self.violations],
+            "bands": [b.to_json() for b in self.bands],
+            "loops": [lv.to_json() for lv in self.loops],
+        }
+
+    def _repr_html_(self) -> str:
+        color = "#1a7f37" if self.legal else "#cf222e"
+        rows = "".join(
+            f"<tr><td><code>{html.escape(lv.loop)}</code></td><td>{lv.status}</td>"
+            f"<td>{'yes' if lv.parallel else ''}</td>"
+            f"<td>{html.escape(', '.join(lv.carried))}</td>"
+            f"<td>{_range(lv.distance_min, lv.distance_max) if lv.carried else ''}</td></tr>"
+            for lv in self.loops
+        )
+        viol = "".join(
+            f"<li style='color:{color}'>{html.escape(str(v))}<br><i>hint: "
+            f"{html.escape(v.hint)}</i></li>"
+            for v in self.violations
+        )
+        return (
+            f"<div><b style='color:{color}'>@{html.escape(self.function)}: "
+            f"{'legal' if self.legal else 'illegal'}</b>"
+            + (f"<ol>{viol}</ol>" if viol else "")
+            + "<table><tr><th>loop</th><th>status</th><th>parallel</th><th>carries</th>"
+            f"<th>distance</th></tr>{rows}</table>"
+            + (f"<pre>{html.escape(self.loop_text)}</pre>" if self.loop_text else "")
+            + "</div>"
+        )
+
+
+def _range(lo: int | None, hi: int | None) -> str:
+    a = "?" if lo is None else str(lo)
+    b = "?" if hi is None else str(hi)
+    return a if a == b else f"{a}..{b}"
+
+
+# ------------------------------------------------------------------ checking
+
+
+def check(sched: Schedule) -> LegalityReport:
+    """The legality report of `sched` against the program's dependences."""
+    deps = dependences(sched.program).deps
+    stmts = sched.statements
+    new = sched.schedule_map
+    not_before = new.lex_ge_union_map(new)  # (a, b): a does not run before b
+    violations: list[Violation] = []
+    paths = _paths(sched.nodes)
+    for d in deps:
+        bad = isl.UnionMap.from_map(d.relation).intersect(not_before)
+        if bad.is_empty():
+            continue
+        src, snk, params = _witness(bad, stmts)
+        loop = _flipping_loop(sched, paths, src, snk, params)
+        violations.append(_violation(sched, d, src, snk, params, loop, "order"))
+    loops: list[LoopVerdict] = []
+    for name, path in paths.items():
+        verdict, carried = _loop_verdict(sched, deps, name, path)
+        loops.append(verdict)
+        info = sched.loop_info[name]
+        if info.parallel and carried:
+            for d, pairs in carried:
+                src, snk, params = _witness(pairs, stmts)
+                reason: Literal["parallel", "reduction"] = (
+                    "reduction" if d.reduction else "parallel"
+                )
+                violations.append(_violation(sched, d, src, snk, params, name, reason))
+    bands = _bands(sched, deps, paths)
+    return LegalityReport(
+        sched.program.function.name,
+        tuple(violations),
+        tuple(loops),
+        tuple(bands),
+        str(sched.loops()),
+    )
+
+
+def _paths(nodes: Sequence[SNode], prefix: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """Loop -> the loops from the outermost down to it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for n in nodes:
+        if isinstance(n, SLoop):
+            out[n.name] = (*prefix, n.name)
+            out.update(_paths(n.body, (*prefix, n.name)))
+    return out
+
+
+def _below(sched: Schedule, name: str) -> list[str]:
+    node = sched._node(name)
+    out: list[str] = []
+
+    def go(nodes: Sequence[SNode]) -> None:
+        for n in nodes:
+            if isinstance(n, SLoop):
+                go(n.body)
+            else:
+                out.append(n.name)
+
+    go(node.body)
+    return out
+
+
+def _prefix_map(sched: Schedule, path: Sequence[str], stmts: Sequence[str]) -> isl.UnionMap:
+    """Statement instances under the last loop of `path` -> the values of the path's loops."""
+    u: isl.UnionMap | None = None
+    for s in stmts:
+        vals = [sched.loop_info[x].values[s] for x in path]
+        m = isl.Map.from_pw_aff(vals[0])
+        for v in vals[1:]:
+            m = m.flat_range_product(isl.Map.from_pw_aff(v))
+        m = m.set_tuple_name(isl.dim_type.in_, s)
+        um = isl.UnionMap.from_map(m)
+        u = um if u is None else u.union(um)
+    assert u is not None
+    return u
+
+
+def _carried_pairs(n: int) -> isl.Map:
+    """{[o..., l] -> [o..., l'] : l' != l} over n dims (equal outer loops)."""
+    xs = [f"x{i}" for i in range(n)]
+    ys = [*xs[:-1], "y"]
+    return isl.Map(f"{{ [{', '.join(xs)}] -> [{', '.join(ys)}] : y != x{n - 1} }}")
+
+
+def _loop_verdict(
+    sched: Schedule, deps: Sequence[Dependence], name: str, path: tuple[str, ...]
+) -> tuple[LoopVerdict, list[tuple[Dependence, isl.UnionMap]]]:
+    under = set(_below(sched, name))
+    node = sched._node(name)
+    innermost = not any(isinstance(b, SLoop) for b in node.body)
+    info = sched.loop_info[name]
+    relevant = [d for d in deps if d.source in under and d.sink in under]
+    if not relevant:
+        return LoopVerdict(name, "parallel", info.parallel, innermost, None, None, ()), []
+    m = _prefix_map(sched, path, sorted(under))
+    pair = m.apply_range(isl.UnionMap.from_map(_carried_pairs(len(path)))).apply_range(m.reverse())
+    carried: list[tuple[Dependence, isl.UnionMap]] = []
+    lo: int | None = None
+    hi: int | None = None
+    negative = False
+    names: list[str] = []
+    for d in relevant:
+        pairs = isl.UnionMap.from_map(d.relation).intersect(pair)
+        if pairs.is_empty():
+            continue
+        carried.append((d, pairs))
+        label = f"{d.kind} on {d.array}" + (" (reduction)" if d.reduction else "")
+        if label not in names:
+            names.append(label)
+        delta = pairs.apply_domain(m).apply_range(m).deltas()
+        dmin, dmax = _last_dim_range(delta, len(path))
+        lo = dmin if lo is None or (dmin is not None and dmin < lo) else lo
+        hi = dmax if hi is None or (dmax is not None and dmax > hi) else hi
+        if dmin is None or dmin < 0:
+            negative = negative or _has_negative(delta, len(path))
+    if not carried:
+        status: LoopStatus = "parallel"
+    elif negative:
+        status = "violates"
+    elif all(d.reduction for d, _ in carried):
+        status = "reduction"
+    else:
+        status = "forward"
+    return (
+        LoopVerdict(name, status, info.parallel, innermost, lo, hi, tuple(names)),
+        carried,
+    )
+
+
+def _last_dim_range(delta: isl.UnionSet, n: int) -> tuple[int | None, int | None]:
+    sets: list[isl.Set] = []
+    delta.foreach_set(sets.append)
+    lo: int | None = None
+    hi: int | None = None
+    for s in sets:
+        s = s.project_out(isl.dim_type.set, 0, n - 1)
+        if s.is_empty():
+            continue
+        mn, mx = s.lexmin(), s.lexmax()
+        a = _single_value(mn)
+        b = _single_value(mx)
+        if a is not None:
+            lo = a if lo is None else min(lo, a)
+        if b is not None:
+            hi = b if hi is None else max(hi, b)
+    return lo, hi
+
+
+def _single_value(s: isl.Set) -> int | None:
+    pts: list[int] = []
+
+    def on(p: isl.Point) -> None:
+        pts.append(int(p.get_coordinate_val(isl.dim_type.set, 0).to_python()))
+
+    try:
+        if s.is_bounded():
+            s.foreach_point(on)
+    except isl.Error:
+        return None
+    return pts[0] if len(pts) == 1 else None
+
+
+def _has_negative(delta: isl.UnionSet, n: int) -> bool:
+    xs = ", ".join(f"x{i}" for i in range(n))
+    neg = isl.UnionSet.from_set(isl.Set(f"{{ [{xs}] : x{n - 1} < 0 }}"))
+    return not delta.intersect(neg).is_empty()
+
+
+def _bands(
+    sched: Schedule, deps: Sequence[Dependence], paths: dict[str, tuple[str, ...]]
+) -> list[BandVerdict]:
+    """Maximal perfectly nested chains, and whether each is permutable."""
+    out: list[BandVerdict] = []
+    seen: set[str] = set()
+    for name, path in paths.items():
+        if name in seen:
+            continue
+        chain = [name]
+        node = sched._node(name)
+        while len(node.body) == 1 and isinstance(node.body[0], SLoop):
+            node = node.body[0]
+            chain.append(node.name)
+        seen.update(chain)
+        under = set(_below(sched, chain[0]))
+        relevant = [d for d in deps if d.source in under and d.sink in under]
+        full = (*path[:-1], *chain)
+        n_out = len(path) - 1
+        blocking: list[str] = []
+        if relevant:
+            m = _prefix_map(sched, full, sorted(under))
+            for d in relevant:
+                delta = isl.UnionMap.from_map(d.relation).apply_domain(m).apply_range(m).deltas()
+                xs = [f"x{i}" for i in range(len(full))]
+                outer = " and ".join(f"x{i} = 0" for i in range(n_out)) or "true"
+                for k in range(len(chain)):
+                    if chain[k] in blocking:
+                        continue
+                    bad = isl.Set(f"{{ [{', '.join(xs)}] : {outer} and x{n_out + k} < 0 }}")
+                    if not delta.intersect(isl.UnionSet.from_set(bad)).is_empty():
+                        blocking.append(chain[k])
+        out.append(BandVerdict(tuple(chain), not blocking, tuple(blocking)))
+    return out
+
+
+def _witness(
+    pairs: isl.UnionMap, stmts: dict[str, Statement]
+) -> tuple[Instance, Instance, dict[str, int]]:
+    maps: list[isl.Map] = []
+    pairs.foreach_map(maps.append)
+    m = next(x for x in maps if not x.is_empty())
+    p = m.wrap().sample_point()
+    src_name = m.get_tuple_name(isl.dim_type.in_)
+    snk_name = m.get_tuple_name(isl.dim_type.out)
+    n_in = m.dim(isl.dim_type.in_)
+    n_out = m.dim(isl.dim_type.out)
+    coords = [
+        int(p.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n_in + n_out)
+    ]
+    params: dict[str, int] = {}
+    for i in range(m.dim(isl.dim_type.param)):
+        name = str(m.get_dim_name(isl.dim_type.param, i))
+        if m.involves_dims(isl.dim_type.param, i, 1):
+            params[name] = int(p.get_coordinate_val(isl.dim_type.param, i).to_python())
+    src = Instance(src_name, dict(zip(stmts[src_name].dims, coords[:n_in], strict=True)))
+    snk = Instance(snk_name, dict(zip(stmts[snk_name].dims, coords[n_in:], strict=True)))
+    return src, snk, params
+
+
+def _value_at(pa: isl.PwAff, stmt: Statement, inst: Instance, params: dict[str, int]) -> int | None:
+    dom = pa.domain()
+    pt = isl.Point.zero(dom.get_space())
+    for i, d in enumerate(stmt.dims):
+        pt = pt.set_coordinate_val(isl.dim_type.set, i, inst.point[d])
+    for i in range(dom.dim(isl.dim_type.param)):
+        name = dom.get_dim_name(isl.dim_type.param, i)
+        if name in params:
+            pt = pt.set_coordinate_val(isl.dim_type.param, i, params[name])
+    try:
+        v = pa.eval(pt)
+    except isl.Error:
+        return None
+    return int(v.to_python()) if v.is_int() else None
+
+
+def _flipping_loop(
+    sched: Schedule,
+    paths: dict[str, tuple[str, ...]],
+    src: Instance,
+    snk: Instance,
+    params: dict[str, int] | None = None,
+) -> str | None:
+    """The outermost loop around both instances where the sink's value is now smaller."""
+    stmts = sched.statements
+    common: list[str] = []
+    for name in paths:
+        under = set(_below(sched, name))
+        if src.stmt in under and snk.stmt in under:
+            common.append(name)
+    common.sort(key=lambda n: len(paths[n]))
+    for name in common:
+        vals = sched.loop_info[name].values
+        a = _value_at(vals[src.stmt], stmts[src.stmt], src, params or {})
+        b = _value_at(vals[snk.stmt], stmts[snk.stmt], snk, params or {})
+        if a is None or b is None:
+            return None
+        if a != b:
+            return name if b < a else None
+    return None
+
+
+def _violation(
+    sched: Schedule,
+    d: Dependence,
+    src: Instance,
+    snk: Instance,
+    params: dict[str, int],
+    loop: str | None,
+    reason: Literal["order", "parallel", "reduction"],
+) -> Violation:
+    display = sched.program.param_display
+    shown = {display.get(k, k): v for k, v in params.items()}
+    dist = {k: snk.point[k] - v for k, v in src.point.items() if k in snk.point}
+    step = _responsible(sched.steps, loop, reason)
+    op = _describe(step) if step is not None else None
+    location = step.location if step is not None else None
+    if reason == "reduction":
+        hint = (
+            f"loop '{loop}' carries the reduction into {d.array}: it can run in parallel only "
+            "as a reduction (combine partial results), which polykrnl does not do; keep it "
+            "sequential, or make an outer loop parallel"
+        )
+    elif reason == "parallel":
+        hint = (
+            f"loop '{loop}' carries this dependence: run it sequentially (remove it from "
+            "parallel), or parallelize a loop that carries none (see the loop table)"
+        )
+    else:
+        hint = (
+            f"{snk} must run after {src}: keep the original order of the loops that carry "
+            f"the dependence{f' (loop {loop!r} reverses it)' if loop else ''}, or skew the band "
+            "first so that every distance becomes non-negative"
+        )
+    return Violation(
+        d.kind, d.array, src, snk, shown, dist, loop, reason, op, location, hint, d.reduction
+    )
+
+
+def _responsible(steps: Sequence[Step], loop: str | None, reason: str) -> Step | None:
+    if loop is None:
+        return None
+    for st in reversed(steps):
+        if reason != "order" and st.op != "parallel":
+            continue
+        if loop in st.loops or loop in st.names:
+            return st
+    return None
+
+
+def _describe(st: Step) -> str:
+    if st.op == "block":
+        return f"block('{st.loops[0]}', {st.size})"
+    if st.op == "permute":
+        return f"permute({list(st.loops)}, {list(st.perm)})"
+    return f"{st.op}({', '.join(repr(x) for x in st.loops)})"

@@ -3,6 +3,7 @@
 from polykrnl.errors import (
     ArgumentError,
     BuilderError,
+    IllegalTransformError,
     InterpretError,
     ParseError,
     PolykrnlError,
@@ -17,8 +18,9 @@ from polykrnl.model.ir import Function, Module
 from polykrnl.model.parser import load, parse
 from polykrnl.model.poly import PolyProgram, poly_program
 from polykrnl.model.verifier import verify
+from polykrnl.transforms.legality import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
-from polykrnl.transforms.recipe import schedule
+from polykrnl.transforms.recipe import check, schedule
 from polykrnl.transforms.schedule import Schedule
 
 __version__ = "0.1.0"
@@ -27,7 +29,9 @@ __all__ = [
     "ArgumentError",
     "BuilderError",
     "Function",
+    "IllegalTransformError",
     "InterpretError",
+    "LegalityReport",
     "LoopTree",
     "Module",
     "ModuleBuilder",
@@ -40,6 +44,7 @@ __all__ = [
     "UnsupportedError",
     "VerifyError",
     "__version__",
+    "check",
     "load",
     "parse",
     "poly_program",

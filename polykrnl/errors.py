@@ -127,3 +127,21 @@ class UnsupportedError(PolykrnlError):
 
 class ScheduleError(PolykrnlError):
     """A schedule primitive was misused (unknown loop, not a perfect nest, ...)."""
+
+
+class IllegalTransformError(ScheduleError):
+    """A transformation would break a dependence; `report` says which, with a witness."""
+
+    def __init__(
+        self,
+        message: str,
+        report: object,
+        *,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, location=location, hint=hint)
+        self.report = report
+
+    def render(self, default_file: str = "<input>") -> str:
+        return super().render(default_file) + "\n" + str(self.report)

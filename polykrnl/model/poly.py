@@ -107,6 +107,9 @@ class ArrayInfo:
     element: str
     virtual: bool = False
     value: SSAValue | None = None
+    # For a buffer allocated inside loops: those loops. Each of their iterations
+    # has its own buffer, so accesses are indexed by them first (privatization).
+    site: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -523,6 +526,10 @@ class _ProgramBuilder:
         self.dim_params: dict[tuple[SSAValue, int], str] = {}
         self.polys: dict[tuple[Loop, ...], _Poly] = {}
         self._vnames: dict[SSAValue, str] = {}
+        # Loops around each memref.alloc/alloca placed in a loop, and per array the
+        # loops that index its private copies.
+        self.alloc_loops: dict[Operation, tuple[Loop, ...]] = {}
+        self.array_site: dict[str, tuple[Loop, ...]] = {}
         self.arrays: dict[str, ArrayInfo] = {}
         self.array_of: dict[SSAValue, str] = {}
         self.statements: list[Statement] = []
@@ -633,7 +640,17 @@ class _ProgramBuilder:
                 e = self.top_expr(operands[dyn]) if dyn < len(operands) else None
                 shape.append(e)
                 dyn += 1
-        self.arrays[name] = ArrayInfo(name, tuple(shape), str(t.element_type), value=v)
+        site: tuple[Loop, ...] = ()
+        if isinstance(v, OpResult) and v.op in self.alloc_loops:
+            site = tuple(_Poly(self, self.alloc_loops[v.op]).dim_loops)
+        self.array_site[name] = site
+        self.arrays[name] = ArrayInfo(
+            name,
+            tuple(shape),
+            str(t.element_type),
+            value=v,
+            site=tuple(self.loop_names[lp] for lp in site),
+        )
         self.array_of[v] = name
         return name, aliased
 
@@ -780,6 +797,10 @@ class _ProgramBuilder:
         term = yield_of.body.block.last_op if yield_of is not None else None
         if term is not None:
             ops.append(term)
+        if loops:
+            for op in ops:
+                if op.name in ("memref.alloc", "memref.alloca"):
+                    self.alloc_loops[op] = loops
         position = {op: n for n, op in enumerate(ops)}
         anchors = [op for op in ops if not _is_pure(op)]
         anchor_at = [position[a] for a in anchors]
@@ -1458,6 +1479,14 @@ class _Poly:
         outs = [f"_a{d}" for d in range(rank)]
         extra: list[str] = []
         exact: tuple[str, ...] | None = None
+        site = self.b.array_site.get(array, ())
+        if site:
+            # This iteration's private copy of a buffer allocated inside loops.
+            private = [f"_p{d}" for d in range(len(site))]
+            extra += [f"{p} = {self.var[lp]}" for p, lp in zip(private, site, strict=True)]
+            outs_all = [*private, *outs]
+        else:
+            outs_all = outs
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
             exact = tuple(str(x) for x in subs)
             extra = [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
@@ -1471,7 +1500,8 @@ class _Poly:
             if region is not None:
                 extra += [c for _, c in region]
         # The subscripts are written over _l0, _l1, ...: Statement.loops in order.
-        return Access(array, self._through_loops(stmt, array, outs, extra), write, may, op, exact)
+        rel = self._through_loops(stmt, array, outs_all, extra)
+        return Access(array, rel, write, may, op, exact)
 
     def virtual_access(
         self, stmt: str, array: str, def_site: _Site, write: bool, op: Operation

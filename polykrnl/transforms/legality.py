@@ -20,12 +20,14 @@ from typing import Any, Literal
 
 import islpy as isl
 
-from polykrnl.errors import SourceLocation
+from polykrnl.errors import IllegalTransformError, SourceLocation
 from polykrnl.model.poly import Statement
 from polykrnl.transforms.dependences import Dependence, dependences
 from polykrnl.transforms.schedule import Schedule, SLoop, SNode, Step
 
 LoopStatus = Literal["parallel", "reduction", "forward", "violates"]
+
+_SHOWN = 5  # violations spelled out in the text form
 
 
 @dataclass(frozen=True)
@@ -159,9 +161,14 @@ class LegalityReport:
             else f"ILLEGAL ({len(self.violations)} violation{'s' * (len(self.violations) != 1)})"
         )
         lines = [head]
-        for n, v in enumerate(self.violations, 1):
+        shown = self.violations[:_SHOWN]
+        for n, v in enumerate(shown, 1):
             lines.append(f"  {n}. {v}")
             lines.append(f"     hint: {v.hint}")
+        if len(self.violations) > len(shown):
+            lines.append(
+                f"  ... and {len(self.violations) - len(shown)} more (all of them in to_json())"
+            )
         if self.loops:
             lines.append("  loops:")
             for lv in self.loops:
@@ -543,9 +550,28 @@ def _responsible(steps: Sequence[Step], loop: str | None, reason: str) -> Step |
     return None
 
 
+def step_text(st: Step) -> str:
+    """How a step reads as the Python call that made it."""
+    return _describe(st)
+
+
 def _describe(st: Step) -> str:
     if st.op == "block":
         return f"block('{st.loops[0]}', {st.size})"
     if st.op == "permute":
         return f"permute({list(st.loops)}, {list(st.perm)})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
+
+
+def refuse_if_illegal(sched: Schedule, what: str) -> Schedule:
+    """`sched` if it is legal, else IllegalTransformError carrying the report."""
+    report = check(sched)
+    if report.legal:
+        return sched
+    v = report.violations[0]
+    raise IllegalTransformError(
+        f"{what} is illegal: {v}",
+        report,
+        location=v.location,
+        hint=v.hint + " (force=True applies it anyway; sched.check() explains)",
+    )

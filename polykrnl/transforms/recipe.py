@@ -31,6 +31,7 @@ from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of
 from polykrnl.model.nest import IVBound, Loop, MapBound
 from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
+from polykrnl.transforms.legality import LegalityReport
 from polykrnl.transforms.schedule import (
     Bound,
     LoopInfo,
@@ -43,9 +44,23 @@ from polykrnl.transforms.schedule import (
 )
 
 
-def schedule(fn: Function) -> Schedule:
-    """The Schedule of `fn` after its Krnl recipe."""
-    return schedule_of(fn, recipe=True)
+def schedule(fn: Function, *, force: bool = False) -> Schedule:
+    """The Schedule of `fn` after its Krnl recipe.
+
+    Raises IllegalTransformError (located at the recipe op responsible) when the
+    recipe breaks a dependence, unless `force=True`.
+    """
+    sched = schedule_of(fn, recipe=True)
+    if not force:
+        from polykrnl.transforms.legality import refuse_if_illegal
+
+        refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
+    return sched
+
+
+def check(fn: Function) -> LegalityReport:
+    """The legality report of `fn`'s Krnl recipe (never raises for illegality)."""
+    return schedule_of(fn, recipe=True).check()
 
 
 def schedule_of(fn: object, recipe: bool = True) -> Schedule:
@@ -78,14 +93,14 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
         try:
             if isinstance(op, k.BlockOp):
                 tile, point = names[op.loop_block], names[op.loop_local]
-                sched = sched.block(names[op.loop], op.size, names=(tile, point))
+                sched = sched.block(names[op.loop], op.size, names=(tile, point), force=True)
                 part_of[tile] = part_of[point] = n
             elif isinstance(op, k.PermuteOp):
-                sched = sched.permute([names[h] for h in op.loops], op.perm)
+                sched = sched.permute([names[h] for h in op.loops], op.perm, force=True)
             elif isinstance(op, k.ParallelOp):
-                sched = sched.parallel(*(names[h] for h in op.loops))
+                sched = sched.parallel(*(names[h] for h in op.loops), force=True)
             elif isinstance(op, k.UnrollOp):
-                sched = sched.unroll(names[op.loop])
+                sched = sched.unroll(names[op.loop], force=True)
         except ScheduleError as e:
             raise ScheduleError(
                 f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint

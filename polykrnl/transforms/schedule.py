@@ -279,7 +279,6 @@ class Schedule:
         force: bool = False,
     ) -> Schedule:
         """Strip-mine `loop` by `size`: a tile loop and a point loop directly inside it."""
-        del force  # legality checks come with the dependence analysis
         info = self.loop(loop)
         if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
             raise ScheduleError(
@@ -345,13 +344,13 @@ class Schedule:
 
         nodes = self._replaced(loop, split)
         step = Step("block", (loop,), size=size, names=(tile_name, point_name))
+        # Strip-mining keeps the order of every instance: never illegal.
         return Schedule(self.program, nodes, infos, (*self.steps, step))
 
     def permute(
         self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
     ) -> Schedule:
         """Krnl's scatter: the loop of `loops[k]` goes to position `krnl_map[k]` of the chain."""
-        del force
         loops = list(loops)
         perm = list(krnl_map)
         n = len(loops)
@@ -380,11 +379,10 @@ class Schedule:
             new[perm[k]] = name
         # Recorded as Krnl writes it: operands in their current nesting order.
         step = Step("permute", tuple(chain), perm=tuple(new.index(x) for x in chain))
-        return self._reordered(chain, new, step)
+        return self._checked(self._reordered(chain, new, step), force, step)
 
     def reorder(self, order: Sequence[str], *, force: bool = False) -> Schedule:
         """Gather: `order` lists the loops of a perfectly nested chain, outermost first."""
-        del force
         order = list(order)
         for name in order:
             self.loop(name)
@@ -396,11 +394,11 @@ class Schedule:
             )
         chain = self._chain(order)
         perm = [order.index(name) for name in chain]
-        return self._reordered(chain, order, Step("permute", tuple(chain), perm=tuple(perm)))
+        step = Step("permute", tuple(chain), perm=tuple(perm))
+        return self._checked(self._reordered(chain, order, step), force, step)
 
     def parallel(self, *loops: str, force: bool = False) -> Schedule:
         """Mark loops parallel (their band members become coincident)."""
-        del force
         if not loops:
             raise ScheduleError("parallel() needs at least one loop name", hint="parallel('i')")
         infos = dict(self.loop_info)
@@ -417,11 +415,13 @@ class Schedule:
                     f"loop '{name}' is already parallel", hint="mark each loop parallel once"
                 )
             infos[name] = replace(info, parallel=True)
-        return Schedule(self.program, self.nodes, infos, (*self.steps, Step("parallel", loops)))
+        step = Step("parallel", loops)
+        new = Schedule(self.program, self.nodes, infos, (*self.steps, step))
+        return self._checked(new, force, step)
 
     def unroll(self, loop: str, *, force: bool = False) -> Schedule:
-        """Fully unroll `loop`; it needs a constant trip count."""
-        del force
+        """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
+        del force  # unrolling keeps the order
         info = self.loop(loop)
         if info.unroll:
             raise ScheduleError(f"loop '{loop}' is already unrolled", hint="unroll it once")
@@ -453,6 +453,19 @@ class Schedule:
         return Schedule(self.program, self.nodes, infos, (*self.steps, Step("trivial", (loop,))))
 
     # -- helpers
+    def _checked(self, new: Schedule, force: bool, step: Step) -> Schedule:
+        """Refuse a result that breaks a dependence this schedule kept, unless forced."""
+        if force or not self.legal:
+            return new
+        from polykrnl.transforms.legality import refuse_if_illegal, step_text
+
+        return refuse_if_illegal(new, step_text(step))
+
+    @cached_property
+    def legal(self) -> bool:
+        """Whether every dependence is kept and no parallel loop carries one."""
+        return self.check().legal
+
     def _chain(self, loops: Sequence[str]) -> list[str]:
         """The loops, as they are nested now; they must form a perfectly nested chain."""
         want = set(loops)

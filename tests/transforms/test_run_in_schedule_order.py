@@ -68,7 +68,7 @@ def test_the_order_of_the_schedule_is_the_one_executed() -> None:
     expected = a0.copy()
     pk.run_reference(fn, A=expected)
     swapped = a0.copy()
-    sched = pk.Schedule.from_function(fn, recipe=False).reorder(["j", "i"])
+    sched = pk.Schedule.from_function(fn, recipe=False).reorder(["j", "i"], force=True)
     pk.run_reference(fn, schedule=sched, A=swapped)
     by_hand = a0.copy()
     for j in range(0, 5):

@@ -109,7 +109,8 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
     verify(module)
     functions = [module[args.func]] if args.func is not None else list(module.functions)
     # Every tree is built before anything is printed: an error leaves no partial output.
-    trees = [schedule(fn).loops() for fn in functions]
+    # The nest as the recipe builds it, legal or not (`check` judges it).
+    trees = [schedule(fn, force=True).loops() for fn in functions]
     if args.json:
         data: object = trees[0].to_json() if args.func is not None else [t.to_json() for t in trees]
         out.write(json.dumps(data, indent=2) + "\n")
@@ -131,7 +132,7 @@ def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
     module = load(args.file)
     verify(module)
     fn = choose_function(module, args.func, question="which one should be traced?")
-    instances = schedule(fn).trace(**params)
+    instances = schedule(fn, force=True).trace(**params)
     if args.json:
         # One instance per line: still one JSON list, and long traces stay greppable.
         items = [json.dumps({"stmt": stmt, "point": point}) for stmt, point in instances]
@@ -140,6 +141,25 @@ def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
     for stmt, point in instances:
         out.write(" ".join([stmt, *(f"{iv}={v}" for iv, v in point.items())]) + "\n")
     return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.transforms.recipe import check
+
+    module = load(args.file)
+    verify(module)
+    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    reports = [check(fn) for fn in functions]
+    if args.json:
+        data: object = (
+            reports[0].to_json() if args.func is not None else [r.to_json() for r in reports]
+        )
+        out.write(json.dumps(data, indent=2) + "\n")
+    else:
+        out.write("\n".join(str(r) for r in reports) + "\n")
+    return EXIT_OK if all(r.legal for r in reports) else EXIT_FAIL
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -179,6 +199,19 @@ def _build_parser() -> _ArgumentParser:
         "object per function in file order (even when the file has a single function)",
     )
     sp.set_defaults(handler=_cmd_lower)
+
+    sp = sub.add_parser(
+        "check", help="legality of the Krnl recipe: exit 0 legal, 1 illegal, 2 bad input"
+    )
+    sp.add_argument("file")
+    sp.add_argument("--func", help="only this function (default: every function of the file)")
+    sp.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"legal", "violations", "bands", "loops"}: one object with --func, else a '
+        "list of one object per function",
+    )
+    sp.set_defaults(handler=_cmd_check)
 
     sp = sub.add_parser("trace", help="statement instances in execution order after the recipe")
     sp.add_argument("file")

@@ -244,6 +244,7 @@ class _Builder:
         self.inline: dict[k.IterateOp, list[Item]] = {}
         self.diag_ops: list[Operation] = []  # the op of each diagnostic, for ordering
         self.recipe = True
+        self.reorder = True
 
     def error(self, op: Operation, message: str, hint: str) -> None:
         self.diags.append(Diagnostic(message, location_of(op, self.fn.module), hint))
@@ -307,7 +308,8 @@ class _Builder:
             if isinstance(op, k.BlockOp):
                 self.block(op)
             elif isinstance(op, k.PermuteOp):
-                self.permute(op)
+                if self.reorder:
+                    self.permute(op)
             elif isinstance(op, k.ParallelOp):
                 for h in op.loops:
                     if (loop := self.live(h, op)) is not None:
@@ -512,12 +514,12 @@ class _Builder:
 
     def place_iterate(self, op: k.IterateOp) -> None:
         dest: Loop | None = None
-        if op.optimized_loops and not self.recipe:
-            # Without the recipe the loops keep their `with` order, whatever order
-            # the list gives them (it follows the permutation): the body goes into
-            # the deepest of them.
-            # Tile and point handles stand for the loop they were blocked from.
-            originals = [_unblocked(h) for h in op.optimized_loops]
+        if op.optimized_loops and not (self.recipe and self.reorder):
+            # Without the recipe (or its permutes) the loops keep their `with` order,
+            # whatever order the list gives them (it follows the permutation): the
+            # body goes into the deepest of them. Without the recipe, tile and point
+            # handles stand for the loop they were blocked from.
+            originals = [h if self.recipe else _unblocked(h) for h in op.optimized_loops]
             listed = [self.loop_of[h] for h in originals if h in self.loop_of]
             dest = max(listed, key=_depth) if listed else None
             for h in originals:
@@ -614,14 +616,17 @@ def _where(op: Operation, fn: Function) -> str:
     return f"line {loc.line}" if loc else "another place"
 
 
-def build_nest(fn: Function, recipe: bool = True) -> LoopNest:
+def build_nest(fn: Function, recipe: bool = True, reorder: bool = True) -> LoopNest:
     """The concrete loop nest of `fn`, with diagnostics for every misuse found.
 
     With `recipe=False` the krnl.block / permute / parallel / unroll ops are
-    ignored: the loops of the `with` lists in their original order.
+    ignored: the loops of the `with` lists in their original order. With
+    `reorder=False` only the krnl.permute ops are: the order of the program
+    before its loops were permuted, which legality is judged against.
     """
     b = _Builder(fn)
     b.recipe = recipe
+    b.reorder = reorder
     b.create_chains()
     if recipe:
         b.apply_recipe()

@@ -1536,7 +1536,7 @@ def _parse_map(text: str) -> isl.Map:
         raise AssertionError(f"polykrnl built an invalid isl map: {text}") from e
 
 
-def poly_program(fn: Function, recipe: bool = True) -> PolyProgram:
+def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> PolyProgram:
     """The polyhedral model of `fn` (raises VerifyError / UnsupportedError).
 
     With `recipe=False`, the loops are those of the `with` lists in their
@@ -1546,6 +1546,17 @@ def poly_program(fn: Function, recipe: bool = True) -> PolyProgram:
     tile handle, krnl.matmul).
     """
     nest = checked_nest(fn)
+    if recipe and not reorder:
+        plain = build_nest(fn, recipe=True, reorder=False)
+        if plain.diagnostics:
+            d = plain.diagnostics[0]
+            raise UnsupportedError(
+                f"@{fn.name} has no loop order without its krnl.permute ops: {d.message}",
+                location=d.location,
+                hint="its statements are placed by the permuted order of the loops, so "
+                "polykrnl cannot tell which order the permutation changed",
+            )
+        return _ProgramBuilder(fn, plain).build()
     if not recipe:
         plain = build_nest(fn, recipe=False)
         if plain.diagnostics:

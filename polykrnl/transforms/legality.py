@@ -146,6 +146,7 @@ class LegalityReport:
     loops: tuple[LoopVerdict, ...]
     bands: tuple[BandVerdict, ...]
     loop_text: str = field(default="", compare=False)
+    note: str = ""  # a limit of this verdict, when there is one
 
     @property
     def legal(self) -> bool:
@@ -161,6 +162,8 @@ class LegalityReport:
             else f"ILLEGAL ({len(self.violations)} violation{'s' * (len(self.violations) != 1)})"
         )
         lines = [head]
+        if self.note:
+            lines.append(f"  note: {self.note}")
         shown = self.violations[:_SHOWN]
         for n, v in enumerate(shown, 1):
             lines.append(f"  {n}. {v}")
@@ -193,6 +196,7 @@ class LegalityReport:
         return {
             "function": self.function,
             "legal": self.legal,
+            "note": self.note,
             "violations": [v.to_json() for v in self.violations],
             "bands": [b.to_json() for b in self.bands],
             "loops": [lv.to_json() for lv in self.loops],
@@ -234,7 +238,7 @@ def _range(lo: int | None, hi: int | None) -> str:
 
 def check(sched: Schedule) -> LegalityReport:
     """The legality report of `sched` against the program's dependences."""
-    deps = dependences(sched.program).deps
+    deps = dependences(sched.reference or sched.program).deps
     stmts = sched.statements
     new = sched.schedule_map
     not_before = new.lex_ge_union_map(new)  # (a, b): a does not run before b
@@ -266,6 +270,7 @@ def check(sched: Schedule) -> LegalityReport:
         tuple(loops),
         tuple(bands),
         str(sched.loops()),
+        sched.reference_note,
     )
 
 
@@ -527,6 +532,12 @@ def _violation(
         hint = (
             f"loop '{loop}' carries this dependence: run it sequentially (remove it from "
             "parallel), or parallelize a loop that carries none (see the loop table)"
+        )
+    elif d.reduction:
+        hint = (
+            f"this reorders the updates of the reduction into {d.array}: only legal if the "
+            "operation may be reassociated (floating-point results change); force=True "
+            "accepts it"
         )
     else:
         hint = (

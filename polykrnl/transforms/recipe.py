@@ -117,7 +117,18 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
     nodes = _snodes(program.tree)
     present = {n.name for n in _loops_of(nodes)}
     infos = {n: i for n, i in loop_info.items() if n in present}
-    return Schedule(program, nodes, infos, tuple(steps))
+    reference = None
+    note = ""
+    if any(isinstance(op, k.PermuteOp) for op in fn.op.walk()):
+        # Legality is judged against the order before the loops were permuted.
+        try:
+            reference = poly_program(fn, recipe=True, reorder=False)
+        except UnsupportedError as e:
+            note = (
+                f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
+                "the recipe as written is the reference, so only its parallel loops are judged"
+            )
+    return Schedule(program, nodes, infos, tuple(steps), reference, note)
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:

@@ -152,6 +152,11 @@ class Schedule:
     nodes: tuple[SNode, ...]
     loop_info: Mapping[str, LoopInfo]
     steps: tuple[Step, ...] = ()
+    # The program whose order legality is judged against: the function without
+    # its krnl.permute ops for a schedule made from a Krnl recipe (None: `program`).
+    reference: PolyProgram | None = None
+    # Why the reference is the recipe as written, when it had to be.
+    reference_note: str = ""
 
     def __post_init__(self) -> None:
         # Values, not mutation: the tables are read-only views.
@@ -345,7 +350,7 @@ class Schedule:
         nodes = self._replaced(loop, split)
         step = Step("block", (loop,), size=size, names=(tile_name, point_name))
         # Strip-mining keeps the order of every instance: never illegal.
-        return Schedule(self.program, nodes, infos, (*self.steps, step))
+        return replace(self, nodes=nodes, loop_info=infos, steps=(*self.steps, step))
 
     def permute(
         self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
@@ -416,7 +421,7 @@ class Schedule:
                 )
             infos[name] = replace(info, parallel=True)
         step = Step("parallel", loops)
-        new = Schedule(self.program, self.nodes, infos, (*self.steps, step))
+        new = replace(self, loop_info=infos, steps=(*self.steps, step))
         return self._checked(new, force, step)
 
     def unroll(self, loop: str, *, force: bool = False) -> Schedule:
@@ -440,7 +445,8 @@ class Schedule:
             )
         infos = dict(self.loop_info)
         infos[loop] = replace(info, unroll=True)
-        return Schedule(self.program, self.nodes, infos, (*self.steps, Step("unroll", (loop,))))
+        step = Step("unroll", (loop,))
+        return replace(self, loop_info=infos, steps=(*self.steps, step))
 
     def trivialize(self, loop: str) -> Schedule:
         """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used."""
@@ -450,7 +456,7 @@ class Schedule:
         infos[loop] = replace(
             info, lbs=(Bound.const(0),), ubs=(Bound.const(1),), values=zero, trivial=True
         )
-        return Schedule(self.program, self.nodes, infos, (*self.steps, Step("trivial", (loop,))))
+        return replace(self, loop_info=infos, steps=(*self.steps, Step("trivial", (loop,))))
 
     # -- helpers
     def _checked(self, new: Schedule, force: bool, step: Step) -> Schedule:
@@ -521,7 +527,7 @@ class Schedule:
         for name in reversed(new[:-1]):
             rebuilt = SLoop(name, (rebuilt,))
         nodes = self._replaced(chain[0], lambda _: rebuilt)
-        return Schedule(self.program, nodes, self.loop_info, (*self.steps, step))
+        return replace(self, nodes=nodes, steps=(*self.steps, step))
 
     def _bound_value(self, bounds: Sequence[Bound], stmt: Statement, maximum: bool) -> isl.PwAff:
         vals = [self.bound_pwaff(b, stmt) for b in bounds]

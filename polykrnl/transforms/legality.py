@@ -571,6 +571,8 @@ def _describe(st: Step) -> str:
         return f"block('{st.loops[0]}', {st.size})"
     if st.op == "permute":
         return f"permute({list(st.loops)}, {list(st.perm)})"
+    if st.op == "skew":
+        return f"skew('{st.loops[0]}', '{st.loops[1]}', {st.size})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
 
 

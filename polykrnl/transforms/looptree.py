@@ -133,37 +133,81 @@ def _json(n: TreeNode) -> dict[str, Any]:
 def loop_tree(sched: Schedule) -> LoopTree:
     stmts = sched.statements
 
-    def go(nodes: tuple[SNode, ...]) -> tuple[TreeNode, ...]:
+    def go(nodes: tuple[SNode, ...], outer: tuple[str, ...]) -> tuple[TreeNode, ...]:
         out: list[TreeNode] = []
         for n in nodes:
             if isinstance(n, SLoop):
                 info = sched.loop_info[n.name]
+                used = {
+                    x
+                    for b in (*info.lbs, *info.ubs)
+                    for r in b.operands
+                    if r.kind == "value"
+                    for x in sched.vid_loops(r.name)
+                }
+                if used <= set(outer) and not info.isl_bounds:
+                    lb = sched.format_bound_list(info.lbs, "max")
+                    ub = sched.format_bound_list(info.ubs, "min")
+                else:
+                    # The bounds use a loop that is now inside this one (a skewed band
+                    # was tiled or permuted): the range over it, as isl computes it.
+                    lb, ub = _isl_bounds(sched, (*outer, n.name))
                 out.append(
                     LoopNode(
                         n.name,
                         info.kind,
-                        sched.format_bound_list(info.lbs, "max"),
-                        sched.format_bound_list(info.ubs, "min"),
+                        lb,
+                        ub,
                         info.step,
                         info.parallel,
                         info.unroll,
                         info.trivial,
-                        go(n.body),
+                        go(n.body, (*outer, n.name)),
                     )
                 )
             else:
                 out.append(_stmt_node(sched, stmts[n.name]))
         return tuple(out)
 
-    return LoopTree(sched.program.function.name, go(sched.nodes))
+    return LoopTree(sched.program.function.name, go(sched.nodes, ()))
+
+
+def _isl_bounds(sched: Schedule, path: tuple[str, ...]) -> tuple[str, str]:
+    """LB and UB of the last loop of `path` over all it runs, given the outer loops."""
+    from polykrnl.transforms.legality import _below, _prefix_map
+
+    m = _prefix_map(sched, path, sorted(_below(sched, path[-1])))
+    sets: list[isl.Set] = []
+    m.range().foreach_set(sets.append)
+    rng = sets[0]
+    for x in sets[1:]:
+        rng = rng.union(x)
+    n = len(path)
+    names = [f"%{x}" for x in path[:-1]]
+    params = sched.program.param_display
+    # [outer loops] -> [this loop]
+    m2 = isl.Map.from_range(rng).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, n - 1)
+    lo = m2.lexmin_pw_multi_aff().get_pw_aff(0)
+    hi = m2.lexmax_pw_multi_aff().get_pw_aff(0)
+    one = isl.PwAff.val_on_domain(hi.domain(), isl.Val.int_from_si(hi.get_ctx(), 1))
+    return _format_pw(lo, names, params), _format_pw(hi.add(one), names, params)
+
+
+def _format_pw(pa: isl.PwAff, names: list[str], params: dict[str, str]) -> str:
+    # Simplify with the known domain (strides of the outer loops make mods constant).
+    pa = pa.gist(pa.domain()).coalesce()
+    pieces: list[isl.Aff] = []
+    pa.foreach_piece(lambda _s, aff: pieces.append(aff))
+    texts = [_format_aff(a, names, params) for a in pieces]
+    if texts and all(t is not None for t in texts) and len(set(texts)) == 1:
+        return str(texts[0])
+    return str(pa.coalesce())
 
 
 def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
     program = sched.program
-    names = [f"%{sched.carrier(vid).name}" for vid in s.dim_vids]
-    loop_names = [
-        f"%{sched.carrier(vid).name}" if vid in sched._carriers else "%?" for vid in s.loop_vids
-    ]
+    names = [sched.vid_text(vid) for vid in s.dim_vids]
+    loop_names = [sched.vid_text(vid) if vid in sched._carriers else "%?" for vid in s.loop_vids]
     params = program.param_display
     writes: list[str] = []
     reads: list[str] = []
@@ -221,7 +265,8 @@ def _format_access(array: str, rel: isl.Map, names: list[str], params: dict[str,
 
 
 def _format_aff(aff: isl.Aff, names: list[str], params: dict[str, str]) -> str | None:
-    if aff.dim(isl.dim_type.div) > 0:
+    """`aff` in MLIR affine style (`%i + 1`, `%N * 2`, `(%i + 3) floordiv 4`), if integral."""
+    if not aff.get_denominator_val().is_one():
         return None
     terms: list[tuple[int, str]] = []
     for k, name in enumerate(names):
@@ -233,6 +278,16 @@ def _format_aff(aff: isl.Aff, names: list[str], params: dict[str, str]) -> str |
         if c:
             pname = str(aff.get_dim_name(isl.dim_type.param, k))
             terms.append((int(c), "%" + params.get(pname, pname)))
+    for k in range(aff.dim(isl.dim_type.div)):
+        c = aff.get_coefficient_val(isl.dim_type.div, k).to_python()
+        if not c:
+            continue
+        div = aff.get_div(k)  # floor(e / d)
+        d = div.get_denominator_val()
+        inner = _format_aff(div.scale_val(d), names, params)
+        if inner is None:
+            return None
+        terms.append((int(c), f"({inner}) floordiv {d.to_python()}"))
     const = int(aff.get_constant_val().to_python())
     parts: list[str] = []
     for c, name in terms:

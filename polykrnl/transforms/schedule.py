@@ -109,6 +109,10 @@ class LoopInfo:
     trivial: bool = False
     parallel: bool = False
     unroll: bool = False
+    # After skew: this loop runs over vid's value + sum(factor * value of v).
+    skew: tuple[tuple[str, int], ...] = ()
+    # The tile loop of a skewed loop: its range is shown as isl computes it.
+    isl_bounds: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
@@ -132,9 +136,9 @@ SNode = Union[SLoop, SStmt]  # noqa: UP007
 class Step:
     """One applied primitive, replayable (and printable as a Krnl recipe op)."""
 
-    op: Literal["block", "permute", "parallel", "unroll", "trivial"]
+    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew"]
     loops: tuple[str, ...]
-    size: int = 0
+    size: int = 0  # block: the tile size; skew: the factor
     perm: tuple[int, ...] = ()
     names: tuple[str, ...] = ()
     # The Krnl recipe op it comes from, if any.
@@ -191,6 +195,33 @@ class Schedule:
     def carrier(self, vid: str) -> LoopInfo:
         """The loop that carries value `vid` now."""
         return self._carriers[vid]
+
+    def vid_value(self, vid: str, stmt: str) -> isl.PwAff:
+        """The value `vid` has for the instances of `stmt` (a skewed loop runs shifted)."""
+        info = self.carrier(vid)
+        v = info.values.get(stmt)
+        assert v is not None, f"{vid} has no value for {stmt}"
+        for by, factor in info.skew:
+            f = isl.Val.int_from_si(v.get_ctx(), factor)
+            v = v.sub(self.vid_value(by, stmt).scale_val(f))
+        return v
+
+    def vid_text(self, vid: str) -> str:
+        """How the value `vid` is written with the loop names (`%j`, `(%j - %t)`)."""
+        info = self.carrier(vid)
+        text = f"%{info.name}"
+        for by, factor in info.skew:
+            term = self.vid_text(by) if factor == 1 else f"{self.vid_text(by)} * {factor}"
+            text += f" - {term}"
+        return f"({text})" if info.skew else text
+
+    def vid_loops(self, vid: str) -> list[str]:
+        """The loops whose values the value `vid` is computed from."""
+        info = self.carrier(vid)
+        out = [info.name]
+        for by, _ in info.skew:
+            out += self.vid_loops(by)
+        return out
 
     @cached_property
     def _carriers(self) -> dict[str, LoopInfo]:
@@ -312,31 +343,44 @@ class Schedule:
         tile_values: dict[str, isl.PwAff] = {}
         for s, v in info.values.items():
             lb = self._bound_value(info.lbs, stmts[s], maximum=True)
+            for by, factor in info.skew:
+                # A skewed loop is tiled from its unskewed origin, so that its tiles
+                # line up across the loop it is skewed by (rectangular tiles).
+                f = isl.Val.int_from_si(v.get_ctx(), factor)
+                lb = lb.sub(self.vid_value(by, s).scale_val(f))
             tile_values[s] = _strip(v, lb, stride)
-        extent, divisor = (1, 1) if info.trivial else self.extent(info)
-        if extent is not None and 0 < extent < stride:
-            point_ubs: tuple[Bound, ...] = (Bound.value_plus(tile_name, extent),)
-        elif divisor % stride == 0 and (extent is None or extent > 0):
-            point_ubs = (Bound.value_plus(tile_name, stride),)
-        else:
-            point_ubs = (Bound.value_plus(tile_name, stride), *info.ubs)
         vids = {i.vid for i in self.loop_info.values()}
+        tile_vid = _fresh(tile_name, vids) if tile_name in vids else tile_name
+        extent, divisor = (1, 1) if info.trivial else self.extent(info)
+        if info.skew:
+            point_lbs: tuple[Bound, ...] = (Bound.value_plus(tile_vid, 0), *info.lbs)
+            point_ubs: tuple[Bound, ...] = (Bound.value_plus(tile_vid, stride), *info.ubs)
+        elif extent is not None and 0 < extent < stride:
+            point_lbs = (Bound.value_plus(tile_vid, 0),)
+            point_ubs = (Bound.value_plus(tile_vid, extent),)
+        elif divisor % stride == 0 and (extent is None or extent > 0):
+            point_lbs = (Bound.value_plus(tile_vid, 0),)
+            point_ubs = (Bound.value_plus(tile_vid, stride),)
+        else:
+            point_lbs = (Bound.value_plus(tile_vid, 0),)
+            point_ubs = (Bound.value_plus(tile_vid, stride), *info.ubs)
         tile = LoopInfo(
             tile_name,
             "tile",
-            _fresh(tile_name, vids) if tile_name in vids else tile_name,
+            tile_vid,
             info.origin,
             info.lbs,
             info.ubs,
             stride,
             tile_values,
             tile_size=size,
+            isl_bounds=bool(info.skew),
         )
         point = replace(
             info,
             name=point_name,
             kind="point",
-            lbs=(Bound.value_plus(tile_name, 0),),
+            lbs=point_lbs,
             ubs=point_ubs,
             tile_size=None,
         )
@@ -424,6 +468,49 @@ class Schedule:
         new = replace(self, loop_info=infos, steps=(*self.steps, step))
         return self._checked(new, force, step)
 
+    def skew(self, loop: str, by: str, factor: int = 1, *, force: bool = False) -> Schedule:
+        """Run `loop` over `loop + factor * by` (`by` encloses it): makes bands tilable.
+
+        The loop's bounds shift by `factor * by`; statements still see the
+        original values. Krnl has no skew op: `to_krnl()` refuses skewed schedules.
+        """
+        info, outer = self.loop(loop), self.loop(by)
+        if not isinstance(factor, int) or isinstance(factor, bool) or factor == 0:
+            raise ScheduleError(
+                f"skew factor {factor!r} must be a non-zero integer",
+                hint="skew('j', 'i', 1) runs j over j + i",
+            )
+        path = self._paths[loop]
+        if self._paths[by] != path[: len(self._paths[by])] or by == loop:
+            raise ScheduleError(
+                f"loop '{by}' does not enclose loop '{loop}': a loop is skewed by an outer one",
+                hint="the current nest is:\n" + self.describe(),
+            )
+        if info.parallel or info.unroll:
+            raise ScheduleError(
+                f"loop '{loop}' is parallel or unrolled: skew it first",
+                hint="Krnl applies parallel and unroll last; so does polykrnl",
+            )
+        f = isl.Val.int_from_si(isl.DEFAULT_CONTEXT, factor)
+        values = {}
+        for s_name, v in info.values.items():
+            values[s_name] = v.add(self.loop_info[by].values[s_name].scale_val(f))
+
+        def shifted(b: Bound) -> Bound:
+            n = len(b.operands)
+            return Bound(b.expr + AffineDimExpr(n) * factor, (*b.operands, Ref("value", outer.vid)))
+
+        infos = dict(self.loop_info)
+        infos[loop] = replace(
+            info,
+            lbs=tuple(shifted(b) for b in info.lbs),
+            ubs=tuple(shifted(b) for b in info.ubs),
+            values=values,
+            skew=(*info.skew, (outer.vid, factor)),
+        )
+        step = Step("skew", (loop, by), size=factor)
+        return self._checked(replace(self, loop_info=infos, steps=(*self.steps, step)), force, step)
+
     def unroll(self, loop: str, *, force: bool = False) -> Schedule:
         """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
         del force  # unrolling keeps the order
@@ -507,17 +594,21 @@ class Schedule:
         pos = {name: i for i, name in enumerate(new)}
         for name in new:
             info = self.loop_info[name]
+            if info.kind != "point":
+                # Only a point loop's bounds are its tile's value; other bounds that
+                # use a loop now inside (a skewed band) are shown as isl computes them.
+                continue
             for b in (*info.lbs, *info.ubs):
                 for r in b.operands:
                     if r.kind != "value":
                         continue
-                    carrier = self.carrier(r.name).name
-                    if carrier in pos and pos[carrier] > pos[name]:
-                        raise ScheduleError(
-                            f"the new order puts loop '{name}' outside loop '{carrier}', "
-                            f"but the bounds of '{name}' use the value of '{carrier}'",
-                            hint="a point loop must stay inside its tile loop",
-                        )
+                    for carrier in self.vid_loops(r.name):
+                        if carrier in pos and pos[carrier] > pos[name]:
+                            raise ScheduleError(
+                                f"the new order puts loop '{name}' outside loop '{carrier}', "
+                                f"but the bounds of '{name}' use the value of '{carrier}'",
+                                hint="a point loop must stay inside its tile loop",
+                            )
         top = self._node(chain[0])
         inner = top
         for _ in chain[1:]:
@@ -546,9 +637,7 @@ class Schedule:
             elif r.kind == "param":
                 args.append(_param_on(dom, r.name))
             else:
-                v = self.carrier(r.name).values.get(stmt.name)
-                assert v is not None, f"{r.name} has no value for {stmt.name}"
-                args.append(v)
+                args.append(self.vid_value(r.name, stmt.name))
         return _eval_affine(b.expr, args, dom)
 
     # -- trip counts (the divisibility rules of Krnl's blocking)
@@ -623,7 +712,7 @@ class Schedule:
             elif r.kind == "param":
                 names.append("%" + self.program.param_display.get(r.name, r.name))
             else:
-                names.append("%" + self.carrier(r.name).name)
+                names.append(self.vid_text(r.name))
         return format_affine(b.expr, names)
 
     def describe(self) -> str:

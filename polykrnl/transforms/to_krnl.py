@@ -25,6 +25,15 @@ _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 
 
 def to_krnl(sched: Schedule) -> str:
+    skewed = [st for st in sched.steps if st.op == "skew"]
+    if skewed:
+        loop, by = skewed[0].loops
+        raise ScheduleError(
+            f"cannot write Krnl for this schedule: loop '{loop}' is skewed by '{by}', and Krnl "
+            "has no skew op",
+            hint="keep the skewed schedule in Python (loops(), trace(), check(), code "
+            "generation), or write the skew into the program's subscripts by hand",
+        )
     fn0 = sched.program.function
     module = parse(fn0.module.print(), fn0.module.filename or "<schedule>")
     fn = module[fn0.name]

@@ -14,8 +14,9 @@ taken from the violated part of the dependence with isl's ``sample``.
 from __future__ import annotations
 
 import html
+import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import islpy as isl
@@ -130,12 +131,15 @@ class BandVerdict:
     loops: tuple[str, ...]
     permutable: bool
     blocking: tuple[str, ...] = ()  # loops with a negative distance component
+    # Skews that make the band permutable (checked), as calls: "skew('j', 'i', 1)".
+    suggestion: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "loops": list(self.loops),
             "permutable": self.permutable,
             "negative": list(self.blocking),
+            "suggestion": list(self.suggestion),
         }
 
 
@@ -189,8 +193,35 @@ class LegalityReport:
                     if b.permutable
                     else ("not permutable: negative distances in " + ", ".join(b.blocking))
                 )
+                if b.suggestion:
+                    verdict += "; tilable after " + ", then ".join(b.suggestion)
                 lines.append(f"  band ({', '.join(b.loops)}): {verdict}")
+        if not self.legal and self.loop_text:
+            lines.append("  loop nest (the loops at fault marked):")
+            lines += ["    " + x for x in self.marked_loops().splitlines()]
         return "\n".join(lines)
+
+    def marked_loops(self) -> str:
+        """The loop nest with `<-- ...` after the header of each loop at fault."""
+        why: dict[str, list[str]] = {}
+        for v in self.violations:
+            if v.loop is not None:
+                what = {
+                    "order": "reverses",
+                    "parallel": "parallel, carries",
+                    "reduction": "parallel, carries the reduction",
+                }[v.reason]
+                text = f"{what} {v.kind} on {v.array}"
+                if text not in why.setdefault(v.loop, []):
+                    why[v.loop].append(text)
+        out = []
+        for line in self.loop_text.splitlines():
+            head = line.strip()
+            name = head[len("for %") :].split(" ", 1)[0] if head.startswith("for %") else None
+            if name in why:
+                line += "   <-- " + "; ".join(why[name])
+            out.append(line)
+        return "\n".join(out)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -264,6 +295,11 @@ def check(sched: Schedule) -> LegalityReport:
                 )
                 violations.append(_violation(sched, d, src, snk, params, name, reason))
     bands = _bands(sched, deps, paths)
+    base_bands: list[BandVerdict] = []
+    if violations and sched.base is not None:
+        base = sched.base
+        base_bands = _bands(base, deps, _paths(base.nodes))
+    violations = [_with_suggestion(v, bands, base_bands, sched) for v in violations]
     return LegalityReport(
         sched.program.function.name,
         tuple(violations),
@@ -406,7 +442,10 @@ def _has_negative(delta: isl.UnionSet, n: int) -> bool:
 
 
 def _bands(
-    sched: Schedule, deps: Sequence[Dependence], paths: dict[str, tuple[str, ...]]
+    sched: Schedule,
+    deps: Sequence[Dependence],
+    paths: dict[str, tuple[str, ...]],
+    suggest: bool = True,
 ) -> list[BandVerdict]:
     """Maximal perfectly nested chains, and whether each is permutable."""
     out: list[BandVerdict] = []
@@ -420,25 +459,79 @@ def _bands(
             node = node.body[0]
             chain.append(node.name)
         seen.update(chain)
-        under = set(_below(sched, chain[0]))
-        relevant = [d for d in deps if d.source in under and d.sink in under]
-        full = (*path[:-1], *chain)
-        n_out = len(path) - 1
-        blocking: list[str] = []
-        if relevant:
-            m = _prefix_map(sched, full, sorted(under))
-            for d in relevant:
-                delta = isl.UnionMap.from_map(d.relation).apply_domain(m).apply_range(m).deltas()
-                xs = [f"x{i}" for i in range(len(full))]
-                outer = " and ".join(f"x{i} = 0" for i in range(n_out)) or "true"
-                for k in range(len(chain)):
-                    if chain[k] in blocking:
-                        continue
-                    bad = isl.Set(f"{{ [{', '.join(xs)}] : {outer} and x{n_out + k} < 0 }}")
-                    if not delta.intersect(isl.UnionSet.from_set(bad)).is_empty():
-                        blocking.append(chain[k])
-        out.append(BandVerdict(tuple(chain), not blocking, tuple(blocking)))
+        deltas = _band_deltas(sched, deps, path, chain)
+        blocking = _negative(deltas, len(path) - 1, chain)
+        suggestion: tuple[str, ...] = ()
+        if blocking and suggest and len(chain) > 1:
+            suggestion = _suggest_skews(sched, deltas, len(path) - 1, chain)
+        out.append(BandVerdict(tuple(chain), not blocking, tuple(blocking), suggestion))
     return out
+
+
+def _band_deltas(
+    sched: Schedule, deps: Sequence[Dependence], path: tuple[str, ...], chain: list[str]
+) -> isl.UnionSet | None:
+    """Distance vectors (outer loops, then the chain) of the dependences inside the band."""
+    under = set(_below(sched, chain[0]))
+    relevant = [d for d in deps if d.source in under and d.sink in under]
+    if not relevant:
+        return None
+    full = (*path[:-1], *chain)
+    m = _prefix_map(sched, full, sorted(under))
+    u: isl.UnionSet | None = None
+    for d in relevant:
+        delta = isl.UnionMap.from_map(d.relation).apply_domain(m).apply_range(m).deltas()
+        u = delta if u is None else u.union(delta)
+    return u
+
+
+def _negative(
+    deltas: isl.UnionSet | None,
+    n_out: int,
+    chain: Sequence[str],
+    skews: Sequence[tuple[int, int, int]] = (),
+) -> list[str]:
+    """Chain loops with a negative distance (after skews (x, o, f): d_x += f * d_o)."""
+    if deltas is None:
+        return []
+    n = n_out + len(chain)
+    xs = [f"x{i}" for i in range(n)]
+    comp = {k: f"x{n_out + k}" for k in range(len(chain))}
+    for x, o, f in skews:
+        # skew(x, o, f) adds f times the loop value of o, itself maybe skewed already
+        comp[x] = f"({comp[x]} + {f} * {comp[o]})"
+    outer = " and ".join(f"x{i} = 0" for i in range(n_out)) or "true"
+    out: list[str] = []
+    for k in range(len(chain)):
+        bad = isl.Set(f"{{ [{', '.join(xs)}] : {outer} and {comp[k]} < 0 }}")
+        if not deltas.intersect(isl.UnionSet.from_set(bad)).is_empty():
+            out.append(chain[k])
+    return out
+
+
+def _suggest_skews(
+    sched: Schedule, deltas: isl.UnionSet | None, n_out: int, chain: list[str]
+) -> tuple[str, ...]:
+    """Skews of inner loops by outer ones (factors 0..3, smallest first) for a permutable band.
+
+    A small exact search: each candidate is checked against every distance vector
+    of the band with isl, so a suggestion is always right (but not always found).
+    """
+    skews: list[tuple[int, int, int]] = []
+    for x in range(1, len(chain)):
+        if chain[x] not in _negative(deltas, n_out, chain, skews):
+            continue
+        combos = sorted(itertools.product(range(4), repeat=x), key=lambda c: (sum(c), c))
+        for combo in combos:
+            trial = [*skews, *((x, o, f) for o, f in enumerate(combo) if f)]
+            if any(combo) and chain[x] not in _negative(deltas, n_out, chain, trial):
+                skews = trial
+                break
+        else:
+            return ()
+    if _negative(deltas, n_out, chain, skews):
+        return ()
+    return tuple(f"skew('{chain[x]}', '{chain[o]}', {f})" for x, o, f in skews)
 
 
 def _witness(
@@ -548,6 +641,27 @@ def _violation(
     return Violation(
         d.kind, d.array, src, snk, shown, dist, loop, reason, op, location, hint, d.reduction
     )
+
+
+def _with_suggestion(
+    v: Violation,
+    bands: Sequence[BandVerdict],
+    base_bands: Sequence[BandVerdict],
+    sched: Schedule,
+) -> Violation:
+    if v.reason != "order" or v.loop is None or v.reduction:
+        return v
+    origin = sched.loop_info[v.loop].origin
+    for b, loop in (*((b, v.loop) for b in bands), *((b, origin) for b in base_bands)):
+        if loop in b.loops and b.suggestion:
+            extra = (
+                "; the band ("
+                + ", ".join(b.loops)
+                + ") becomes tilable after "
+                + ", then ".join(b.suggestion)
+            )
+            return replace(v, hint=v.hint + extra)
+    return v
 
 
 def _responsible(steps: Sequence[Step], loop: str | None, reason: str) -> Step | None:

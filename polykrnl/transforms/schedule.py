@@ -161,6 +161,8 @@ class Schedule:
     reference: PolyProgram | None = None
     # Why the reference is the recipe as written, when it had to be.
     reference_note: str = ""
+    # The schedule the primitives started from (None: this one).
+    base: Schedule | None = None
 
     def __post_init__(self) -> None:
         # Values, not mutation: the tables are read-only views.
@@ -394,7 +396,7 @@ class Schedule:
         nodes = self._replaced(loop, split)
         step = Step("block", (loop,), size=size, names=(tile_name, point_name))
         # Strip-mining keeps the order of every instance: never illegal.
-        return replace(self, nodes=nodes, loop_info=infos, steps=(*self.steps, step))
+        return self._derive(nodes=nodes, loop_info=infos, steps=(*self.steps, step))
 
     def permute(
         self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
@@ -465,7 +467,7 @@ class Schedule:
                 )
             infos[name] = replace(info, parallel=True)
         step = Step("parallel", loops)
-        new = replace(self, loop_info=infos, steps=(*self.steps, step))
+        new = self._derive(loop_info=infos, steps=(*self.steps, step))
         return self._checked(new, force, step)
 
     def skew(self, loop: str, by: str, factor: int = 1, *, force: bool = False) -> Schedule:
@@ -509,7 +511,7 @@ class Schedule:
             skew=(*info.skew, (outer.vid, factor)),
         )
         step = Step("skew", (loop, by), size=factor)
-        return self._checked(replace(self, loop_info=infos, steps=(*self.steps, step)), force, step)
+        return self._checked(self._derive(loop_info=infos, steps=(*self.steps, step)), force, step)
 
     def unroll(self, loop: str, *, force: bool = False) -> Schedule:
         """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
@@ -533,7 +535,7 @@ class Schedule:
         infos = dict(self.loop_info)
         infos[loop] = replace(info, unroll=True)
         step = Step("unroll", (loop,))
-        return replace(self, loop_info=infos, steps=(*self.steps, step))
+        return self._derive(loop_info=infos, steps=(*self.steps, step))
 
     def trivialize(self, loop: str) -> Schedule:
         """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used."""
@@ -543,9 +545,13 @@ class Schedule:
         infos[loop] = replace(
             info, lbs=(Bound.const(0),), ubs=(Bound.const(1),), values=zero, trivial=True
         )
-        return replace(self, loop_info=infos, steps=(*self.steps, Step("trivial", (loop,))))
+        return self._derive(loop_info=infos, steps=(*self.steps, Step("trivial", (loop,))))
 
     # -- helpers
+    def _derive(self, **changes: Any) -> Schedule:
+        """A new schedule from this one (the primitives' results)."""
+        return replace(self, base=self.base or self, **changes)
+
     def _checked(self, new: Schedule, force: bool, step: Step) -> Schedule:
         """Refuse a result that breaks a dependence this schedule kept, unless forced."""
         if force or not self.legal:
@@ -618,7 +624,7 @@ class Schedule:
         for name in reversed(new[:-1]):
             rebuilt = SLoop(name, (rebuilt,))
         nodes = self._replaced(chain[0], lambda _: rebuilt)
-        return replace(self, nodes=nodes, steps=(*self.steps, step))
+        return self._derive(nodes=nodes, steps=(*self.steps, step))
 
     def _bound_value(self, bounds: Sequence[Bound], stmt: Statement, maximum: bool) -> isl.PwAff:
         vals = [self.bound_pwaff(b, stmt) for b in bounds]

@@ -67,18 +67,27 @@ def _point(stmt: pk.PolyProgram, inst: Instance, params: dict[str, int]) -> isl.
     cons = " and ".join(f"{n} = {inst.point[n]}" for n in names) or "true"
     pcons = " and ".join(f"{k} = {v}" for k, v in params.items())
     p = f"[{', '.join(params)}] -> " if params else ""
-    return isl.Set(f"{p}{{ {inst.stmt}[{', '.join(names)}] : {cons}"
-                   + (f" and {pcons}" if pcons else "") + " }")
+    return isl.Set(
+        f"{p}{{ {inst.stmt}[{', '.join(names)}] : {cons}"
+        + (f" and {pcons}" if pcons else "")
+        + " }"
+    )
 
 
-def _touched(program: pk.PolyProgram, inst: Instance, array: str, params: dict[str, int],
-             write: bool | None) -> isl.UnionSet:
+def _touched(
+    program: pk.PolyProgram, inst: Instance, array: str, params: dict[str, int], write: bool | None
+) -> isl.UnionSet:
     dom = _point(program, inst, params)
     out = isl.UnionSet.empty(dom.get_space().params())
     for a in program.statement(inst.stmt).accesses:
         if a.array == array and (write is None or a.write == write):
-            out = out.union(isl.UnionSet.from_set(a.relation.intersect_domain(
-                dom.align_params(a.relation.get_space().params())).range()))
+            out = out.union(
+                isl.UnionSet.from_set(
+                    a.relation.intersect_domain(
+                        dom.align_params(a.relation.get_space().params())
+                    ).range()
+                )
+            )
     return out
 
 
@@ -99,9 +108,14 @@ def _check_witness(s: pk.Schedule, v: Violation) -> None:
     def time(m: isl.UnionMap, p: isl.Set) -> list[int]:
         img = m.intersect_domain(isl.UnionSet.from_set(p)).range()
         pts: list[list[int]] = []
-        img.foreach_point(lambda q: pts.append([
-            int(q.get_coordinate_val(isl.dim_type.set, i).to_python())
-            for i in range(q.get_space().dim(isl.dim_type.set))]))
+        img.foreach_point(
+            lambda q: pts.append(
+                [
+                    int(q.get_coordinate_val(isl.dim_type.set, i).to_python())
+                    for i in range(q.get_space().dim(isl.dim_type.set))
+                ]
+            )
+        )
         assert len(pts) == 1
         return pts[0]
 
@@ -112,10 +126,13 @@ def _check_witness(s: pk.Schedule, v: Violation) -> None:
         loop = v.loop
         assert loop is not None
         vals = s.loop_info[loop].values
+
         def at(inst: Instance) -> int:
             m = isl.Map.from_pw_aff(vals[inst.stmt]).intersect_domain(_point(program, inst, params))
             pts: list[int] = []
-            m.range().foreach_point(lambda q: pts.append(
-                int(q.get_coordinate_val(isl.dim_type.set, 0).to_python())))
+            m.range().foreach_point(
+                lambda q: pts.append(int(q.get_coordinate_val(isl.dim_type.set, 0).to_python()))
+            )
             return pts[0]
+
         assert at(v.source) != at(v.sink), f"{v}: same iteration of the parallel loop"

@@ -1,0 +1,196 @@
+"""Legality: refusal, reports, skew, Krnl recipes, CLI (verdicts by hand, results by the oracle)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from polykrnl.cli import main
+from polykrnl.runner import make_inputs
+
+LEGALITY = Path(__file__).parent / "legality"
+
+WAVE = """\
+func.func @wave(%A: memref<6x6xi64>) {
+  %one = arith.constant 1 : i64
+  %ii, %jj = krnl.define_loops 2
+  krnl.permute(%ii, %jj) [1, 0] : !krnl.loop, !krnl.loop
+  krnl.iterate(%jj, %ii) with (%ii -> %i = 1 to 6, %jj -> %j = 0 to 5) {
+    %im = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+    %jp = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)
+    %v = krnl.load %A[%im, %jp] : memref<6x6xi64>
+    %w = arith.addi %v, %one : i64
+    krnl.store %w, %A[%i, %j] : memref<6x6xi64>
+  }
+  return
+}
+"""
+
+
+def _kernel(name: str) -> pk.Function:
+    return pk.load(LEGALITY / f"{name}.mlir")[name]
+
+
+def _same_results(fn: pk.Function, sched: pk.Schedule) -> bool:
+    args = make_inputs(fn, {}, seed=3, size=8)
+    a, b = copy.deepcopy(args), copy.deepcopy(args)
+    pk.run_reference(fn, **a)
+    pk.run_reference(fn, schedule=sched, **b)
+    return all(
+        np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True)
+        for k in a
+        if isinstance(a[k], np.ndarray)
+    )
+
+
+def test_illegal_tiling_is_refused_with_the_report() -> None:
+    s = pk.Schedule.from_function(_kernel("jacobi_1d"), recipe=False)
+    with pytest.raises(pk.IllegalTransformError) as info:
+        s.block("t", 2).block("i", 4).reorder(["t_t", "i_t", "t", "i"])
+    e = info.value
+    report = e.report
+    assert isinstance(report, pk.LegalityReport) and not report.legal
+    v = report.violations[0]
+    assert (v.kind, v.array, v.reason) == ("RAW", "A", "order")
+    # The distance of jacobi-1d's dependence: one time step later, one cell to the left.
+    assert v.distance == {"t": 1, "i": -1}
+    assert "skew('i', 't', 1)" in (e.hint or "")
+    assert "<-- reverses RAW on A" in e.render()
+
+
+def test_the_suggested_skew_makes_time_tiling_legal_and_correct() -> None:
+    fn = _kernel("jacobi_1d")
+    s = pk.Schedule.from_function(fn, recipe=False)
+    (band,) = s.check().bands
+    assert not band.permutable and band.suggestion == ("skew('i', 't', 1)",)
+    t = s.skew("i", "t", 1).block("t", 2).block("i", 4).reorder(["t_t", "i_t", "t", "i"])
+    assert t.check().legal
+    assert _same_results(fn, t)
+    assert sorted(map(str, t.trace())) == sorted(map(str, s.trace()))
+
+
+def test_mlir_misses_negative_constant_distances_polykrnl_does_not() -> None:
+    # A[i][j] = A[i-1][j+1] + 1: distance (1, -1); the band (i, j) is not permutable.
+    s = pk.Schedule.from_function(_kernel("stencil_skew"), recipe=False)
+    report = s.check()
+    assert report.legal
+    (band,) = report.bands
+    assert band.loops == ("i", "j") and not band.permutable and band.blocking == ("j",)
+    loops = {lv.loop: lv for lv in report.loops}
+    assert loops["i"].status == "forward" and loops["j"].status == "parallel"
+    assert loops["j"].vectorizable
+
+
+def test_reduction_loop_is_parallel_only_as_a_reduction() -> None:
+    s = pk.Schedule.from_function(_kernel("gemm"), recipe=False)
+    with pytest.raises(pk.IllegalTransformError, match="reduction"):
+        s.parallel("k")
+    forced = s.parallel("k", force=True)
+    report = forced.check()
+    assert {v.reason for v in report.violations} == {"reduction"}
+    assert {lv.loop: lv.status for lv in report.loops}["k"] == "reduction"
+    assert s.parallel("i").parallel("j").check().legal
+
+
+def test_force_keeps_an_illegal_schedule_and_later_steps_are_not_refused() -> None:
+    s = pk.Schedule.from_function(
+        pk.parse(
+            WAVE.replace("  krnl.permute(%ii, %jj) [1, 0] : !krnl.loop, !krnl.loop\n", "").replace(
+                "krnl.iterate(%jj, %ii)", "krnl.iterate(%ii, %jj)"
+            )
+        )["wave"],
+        recipe=False,
+    )
+    bad = s.reorder(["j", "i"], force=True)
+    assert not bad.check().legal
+    # Already illegal: a further (legal) step is not blamed for it.
+    assert not bad.block("i", 2).check().legal
+
+
+def test_illegal_krnl_recipe_is_refused_at_the_recipe_op() -> None:
+    fn = pk.parse(WAVE, "wave.mlir")["wave"]
+    with pytest.raises(pk.IllegalTransformError) as info:
+        pk.schedule(fn)
+    loc = info.value.location
+    assert loc is not None and (loc.file, loc.line) == ("wave.mlir", 4)
+    report = pk.check(fn)  # never raises for illegality
+    assert not report.legal
+    assert report.violations[0].op == "permute(['i', 'j'], [1, 0])"
+    assert pk.schedule(fn, force=True).loops()
+
+
+def test_recipe_legality_is_judged_against_the_unpermuted_order() -> None:
+    # Distance (1, 1) instead of (1, -1): the same interchange is legal, and the
+    # dependence is still there in the report's loop table.
+    fn = pk.parse(WAVE.replace("(d0) -> (d0 + 1)", "(d0) -> (d0 - 1)").replace("0 to 5", "1 to 6"))[
+        "wave"
+    ]
+    report = pk.check(fn)
+    assert report.legal
+    # j (outside now) carries the (1, 1) distance; inside one j, i carries nothing.
+    assert {lv.loop: lv.status for lv in report.loops} == {"j": "forward", "i": "parallel"}
+    assert _same_results(fn, pk.schedule(fn))
+
+
+def test_skew_refuses_krnl_and_misuse() -> None:
+    s = pk.Schedule.from_function(_kernel("stencil_skew"), recipe=False)
+    with pytest.raises(pk.ScheduleError, match="Krnl has no skew"):
+        s.skew("j", "i").to_krnl()
+    with pytest.raises(pk.ScheduleError, match="does not enclose"):
+        s.skew("i", "j")
+    with pytest.raises(pk.ScheduleError, match="non-zero integer"):
+        s.skew("j", "i", 0)
+
+
+def test_report_json_and_html() -> None:
+    fn = pk.parse(WAVE)["wave"]
+    report = pk.check(fn)
+    data = json.loads(json.dumps(report.to_json()))
+    assert data["legal"] is False
+    v = data["violations"][0]
+    for key in ("kind", "array", "source", "sink", "distance", "op", "location", "hint"):
+        assert key in v
+    assert v["source"] == {"stmt": "S0", "point": {"i": 1, "j": 1}} or v["source"]["stmt"] == "S0"
+    assert {b["permutable"] for b in data["bands"]} == {False}
+    html = report._repr_html_()
+
+    class Collect(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            self.tags.append(tag)
+
+    p = Collect()
+    p.feed(html)
+    assert "table" in p.tags and "li" in p.tags and "illegal" in html
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_check_exit_codes(tmp_path: Path) -> None:
+    bad = tmp_path / "wave.mlir"
+    bad.write_text(WAVE)
+    code, out, err = _cli("check", str(bad))
+    assert code == 1 and "ILLEGAL" in out and err == ""
+    code, out, _ = _cli("check", str(bad), "--json", "--func", "wave")
+    assert code == 1 and json.loads(out)["legal"] is False
+    code, out, _ = _cli("check", str(Path(__file__).parent.parent / "corpus" / "gemm.mlir"))
+    assert code == 0 and "legal" in out
+    broken = tmp_path / "broken.mlir"
+    broken.write_text("func.func @f( {\n")
+    code, out, err = _cli("check", str(broken))
+    assert code == 2 and err.startswith("error:") and "Traceback" not in err

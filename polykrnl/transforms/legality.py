@@ -112,6 +112,16 @@ class LoopVerdict:
     def vectorizable(self) -> bool:
         return self.innermost and self.status == "parallel"
 
+    @property
+    def why_not_vectorizable(self) -> str:
+        """Empty when vectorizable, else the reason."""
+        if self.vectorizable:
+            return ""
+        if not self.innermost:
+            return "not an innermost loop"
+        dist = _range(self.distance_min, self.distance_max)
+        return f"carries {', '.join(self.carried)} (distance {dist})"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "loop": self.loop,
@@ -119,6 +129,7 @@ class LoopVerdict:
             "parallel": self.parallel,
             "innermost": self.innermost,
             "vectorizable": self.vectorizable,
+            "not_vectorizable_because": self.why_not_vectorizable,
             "distance": [self.distance_min, self.distance_max],
             "carried": list(self.carried),
         }

@@ -194,3 +194,53 @@ def test_cli_check_exit_codes(tmp_path: Path) -> None:
     broken.write_text("func.func @f( {\n")
     code, out, err = _cli("check", str(broken))
     assert code == 2 and err.startswith("error:") and "Traceback" not in err
+
+
+TILE_LEVEL = """\
+func.func @tile_level(%X: memref<8xf32>, %T: memref<8xf32>, %A: memref<12x8xf32>,
+                      %B: memref<12x8xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  PARALLEL
+  krnl.iterate(%ib) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 8) {
+    %t = krnl.get_induction_var_value(%ib) : (!krnl.loop) -> index
+    %x = krnl.load %X[%t] : memref<8xf32>
+    krnl.store %x, %T[%t] : memref<8xf32>
+    krnl.iterate(%il, %jj) with () {
+      %v = krnl.load %A[%i, %j] : memref<12x8xf32>
+      krnl.store %v, %B[%i, %j] : memref<12x8xf32>
+    }
+    %n = affine.apply affine_map<(d0) -> (d0 + 4)>(%t)
+    %c0 = arith.constant 0 : index
+    %y = krnl.load %T[%t] : memref<8xf32>
+    krnl.store %y, %A[%n, %c0] : memref<12x8xf32>
+  }
+  return
+}
+"""
+
+
+def test_statements_between_tile_and_point_loops() -> None:
+    # S2, after the point loops of tile ib, writes A[ib + 4][0], which S1 of the next
+    # tile reads: the tile loop carries a RAW dependence, the point band does not.
+    fn = pk.parse(TILE_LEVEL.replace("  PARALLEL\n", ""), "tile_level.mlir")["tile_level"]
+    s = pk.schedule(fn)
+    report = s.check()
+    assert report.legal
+    status = {lv.loop: lv.status for lv in report.loops}
+    assert status == {"ib": "forward", "il": "parallel", "j": "parallel"}
+    assert s.parallel("il").check().legal
+    with pytest.raises(pk.IllegalTransformError) as info:
+        s.parallel("ib")
+    v = info.value.report.violations[0]
+    assert (v.kind, v.array, v.reason, v.loop) == ("RAW", "A", "parallel", "ib")
+    assert v.source.stmt == "S2" and v.sink.stmt == "S1"
+    assert v.sink.point["i"] == v.source.point["ib"] + 4 and v.sink.point["j"] == 0
+
+    marked = pk.parse(
+        TILE_LEVEL.replace("PARALLEL", "krnl.parallel %ib : !krnl.loop"), "tile_level.mlir"
+    )["tile_level"]
+    with pytest.raises(pk.IllegalTransformError) as info:
+        pk.schedule(marked)
+    loc = info.value.location
+    assert loc is not None and loc.line == 5

@@ -400,9 +400,9 @@ class _Builder:
             loop.child.parent = point
         if loop.parent is not None:
             loop.parent.child = tile
-        for it, root in list(self.roots.items()):
-            if root is loop:
-                self.roots[it] = tile
+        # Only a root loop (no parent) can be the root of an iterate.
+        if loop.parent is None and self.roots.get(loop.origin.iterate) is loop:
+            self.roots[loop.origin.iterate] = tile
         if loop.origin.carrier is loop:
             loop.origin.carrier = point
         # The blocked loop's value is now the point loop's (bounds that use it follow).
@@ -464,9 +464,9 @@ class _Builder:
             bottom_child.parent = new[-1]
         if top_parent is not None:
             top_parent.child = new[0]
-        for it, root in list(self.roots.items()):
-            if root is loops[0]:
-                self.roots[it] = new[0]
+        it = loops[0].origin.iterate
+        if self.roots.get(it) is loops[0]:
+            self.roots[it] = new[0]
         # A loop whose bounds read the IV of a loop now nested inside it has
         # no meaning (onnx-mlir would produce invalid affine IR).
         for depth, lp in enumerate(new):

@@ -64,7 +64,7 @@ class Dependence:
 
 @dataclass(frozen=True, eq=False)
 class Dependences:
-    program: PolyProgram
+    # No reference to the program: the cache below is keyed by it (weakly).
     deps: tuple[Dependence, ...]
     live_in: isl.UnionMap  # reads with no write before them
 
@@ -113,7 +113,7 @@ def _compute(program: PolyProgram) -> Dependences:
             _add(deps, "WAR", array, war, reductions)
         waw = writes.apply_range(writes.reverse()).intersect(before)
         _add(deps, "WAW", array, waw, reductions)
-    return Dependences(program, tuple(deps), live_in)
+    return Dependences(tuple(deps), live_in)
 
 
 def _accesses(program: PolyProgram, array: str, write: bool, must: bool | None) -> isl.UnionMap:

@@ -13,6 +13,7 @@ taken from the violated part of the dependence with isl's ``sample``.
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 from collections.abc import Sequence
@@ -160,12 +161,17 @@ class LegalityReport:
     violations: tuple[Violation, ...]
     loops: tuple[LoopVerdict, ...]
     bands: tuple[BandVerdict, ...]
-    loop_text: str = field(default="", compare=False)
+    # The loop nest of the schedule, written when the report is shown.
+    schedule: Schedule | None = field(default=None, compare=False, repr=False)
     note: str = ""  # a limit of this verdict, when there is one
 
     @property
     def legal(self) -> bool:
         return not self.violations
+
+    @property
+    def loop_text(self) -> str:
+        return str(self.schedule.loops()) if self.schedule is not None else ""
 
     def __bool__(self) -> bool:
         return self.legal
@@ -316,7 +322,7 @@ def check(sched: Schedule) -> LegalityReport:
         tuple(violations),
         tuple(loops),
         tuple(bands),
-        str(sched.loops()),
+        sched,
         sched.reference_note,
     )
 
@@ -514,10 +520,16 @@ def _negative(
     outer = " and ".join(f"x{i} = 0" for i in range(n_out)) or "true"
     out: list[str] = []
     for k in range(len(chain)):
-        bad = isl.Set(f"{{ [{', '.join(xs)}] : {outer} and {comp[k]} < 0 }}")
+        bad = _parsed_set(f"{{ [{', '.join(xs)}] : {outer} and {comp[k]} < 0 }}")
         if not deltas.intersect(isl.UnionSet.from_set(bad)).is_empty():
             out.append(chain[k])
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_set(text: str) -> isl.Set:
+    """isl sets of the skew search, parsed once (the same few shapes come back)."""
+    return isl.Set(text)
 
 
 def _suggest_skews(

@@ -289,11 +289,22 @@ def check(sched: Schedule) -> LegalityReport:
     deps = dependences(sched.reference or sched.program).deps
     stmts = sched.statements
     new = sched.schedule_map
-    not_before = new.lex_ge_union_map(new)  # (a, b): a does not run before b
+    domains = {name: isl.UnionSet.from_set(st.domain) for name, st in stmts.items()}
+    pairs_cache: dict[tuple[str, str], isl.UnionMap] = {}
+
+    def not_before(src: str, snk: str) -> isl.UnionMap:
+        """(a, b) with a an instance of src, b of snk, a not running before b."""
+        key = (src, snk)
+        if key not in pairs_cache:
+            a = new.intersect_domain(domains[src])
+            b = new.intersect_domain(domains[snk])
+            pairs_cache[key] = a.lex_ge_union_map(b)
+        return pairs_cache[key]
+
     violations: list[Violation] = []
     paths = _paths(sched.nodes)
     for d in deps:
-        bad = isl.UnionMap.from_map(d.relation).intersect(not_before)
+        bad = isl.UnionMap.from_map(d.relation).intersect(not_before(d.source, d.sink))
         if bad.is_empty():
             continue
         src, snk, params = _witness(bad, stmts)

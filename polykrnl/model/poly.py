@@ -1522,13 +1522,6 @@ class _Poly:
         return Access(array, self._through_loops(stmt, array, outs, extra), write, False, op)
 
 
-def _parse_set(text: str) -> isl.Set:
-    try:
-        return isl.Set(text).coalesce()
-    except isl.Error as e:  # pragma: no cover - an internal bug, not user input
-        raise AssertionError(f"polykrnl built an invalid isl set: {text}") from e
-
-
 def _parse_map(text: str) -> isl.Map:
     try:
         return isl.Map(text).coalesce()

@@ -35,7 +35,7 @@ dependence analysis; ``force=True`` will skip its refusal.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
@@ -914,7 +914,3 @@ def _fmt(e: AffineExpr, names: Sequence[str], prec: int) -> str:
     }[e.kind]
     out = f"{_fmt(e.lhs, names, 2)} {op} {_fmt(e.rhs, names, 3)}"
     return f"({out})" if prec > 2 else out
-
-
-def bound_from_map(expr: AffineExpr, operands: Iterable[Ref]) -> Bound:
-    return Bound(expr, tuple(operands))

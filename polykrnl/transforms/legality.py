@@ -23,7 +23,7 @@ from typing import Any, Literal
 import islpy as isl
 
 from polykrnl.errors import IllegalTransformError, SourceLocation
-from polykrnl.model.poly import Statement
+from polykrnl.model.poly import CTX, Statement
 from polykrnl.transforms.dependences import Dependence, dependences
 from polykrnl.transforms.schedule import Schedule, SLoop, SNode, Step
 
@@ -303,6 +303,7 @@ def check(sched: Schedule) -> LegalityReport:
 
     violations: list[Violation] = []
     paths = _paths(sched.nodes)
+    dist = _Distances(sched, deps)
     for d in deps:
         bad = isl.UnionMap.from_map(d.relation).intersect(not_before(d.source, d.sink))
         if bad.is_empty():
@@ -312,7 +313,7 @@ def check(sched: Schedule) -> LegalityReport:
         violations.append(_violation(sched, d, src, snk, params, loop, "order"))
     loops: list[LoopVerdict] = []
     for name, path in paths.items():
-        verdict, carried = _loop_verdict(sched, deps, name, path)
+        verdict, carried = _loop_verdict(sched, dist, name, path)
         loops.append(verdict)
         info = sched.loop_info[name]
         if info.parallel and carried:
@@ -322,11 +323,11 @@ def check(sched: Schedule) -> LegalityReport:
                     "reduction" if d.reduction else "parallel"
                 )
                 violations.append(_violation(sched, d, src, snk, params, name, reason))
-    bands = _bands(sched, deps, paths)
+    bands = _bands(sched, dist, paths)
     base_bands: list[BandVerdict] = []
     if violations and sched.base is not None:
         base = sched.base
-        base_bands = _bands(base, deps, _paths(base.nodes))
+        base_bands = _bands(base, _Distances(base, deps), _paths(base.nodes))
     violations = [_with_suggestion(v, bands, base_bands, sched) for v in violations]
     return LegalityReport(
         sched.program.function.name,
@@ -385,37 +386,96 @@ def _carried_pairs(n: int) -> isl.Map:
     return isl.Map(f"{{ [{', '.join(xs)}] -> [{', '.join(ys)}] : y != x{n - 1} }}")
 
 
+class _Distances:
+    """Distance vectors of each dependence through the loops around both its ends.
+
+    Computed once per dependence; a loop at depth k carries it where the first
+    k - 1 distances are 0 and the k-th is not, and a band looks at a projection.
+    """
+
+    def __init__(self, sched: Schedule, deps: Sequence[Dependence]) -> None:
+        self.sched = sched
+        self.deps = deps
+        around: dict[str, tuple[str, ...]] = {}
+
+        def walk(nodes: Sequence[SNode], prefix: tuple[str, ...]) -> None:
+            for n in nodes:
+                if isinstance(n, SLoop):
+                    walk(n.body, (*prefix, n.name))
+                else:
+                    around[n.name] = prefix
+
+        walk(sched.nodes, ())
+        self.common: list[tuple[str, ...]] = []
+        self.delta: list[isl.Set | None] = []
+        for d in deps:
+            a, b = around.get(d.source, ()), around.get(d.sink, ())
+            n = 0
+            while n < min(len(a), len(b)) and a[n] == b[n]:
+                n += 1
+            common = a[:n]
+            self.common.append(common)
+            if not common:
+                self.delta.append(None)
+                continue
+            m_src = _prefix_map(sched, common, [d.source])
+            m_snk = _prefix_map(sched, common, [d.sink])
+            rel = isl.UnionMap.from_map(d.relation).apply_domain(m_src).apply_range(m_snk)
+            sets: list[isl.Set] = []
+            rel.deltas().foreach_set(sets.append)
+            self.delta.append(sets[0] if sets else None)
+
+    def under(self, path: tuple[str, ...]) -> list[tuple[int, isl.Set]]:
+        """(dependence index, distances over `path`) for dependences inside `path`'s loop."""
+        out: list[tuple[int, isl.Set]] = []
+        k = len(path)
+        for i, (common, delta) in enumerate(zip(self.common, self.delta, strict=True)):
+            if delta is None or common[:k] != path:
+                continue
+            out.append((i, delta.project_out(isl.dim_type.set, k, len(common) - k)))
+        return out
+
+
 def _loop_verdict(
-    sched: Schedule, deps: Sequence[Dependence], name: str, path: tuple[str, ...]
+    sched: Schedule, dist: _Distances, name: str, path: tuple[str, ...]
 ) -> tuple[LoopVerdict, list[tuple[Dependence, isl.UnionMap]]]:
-    under = set(_below(sched, name))
     node = sched._node(name)
     innermost = not any(isinstance(b, SLoop) for b in node.body)
     info = sched.loop_info[name]
-    relevant = [d for d in deps if d.source in under and d.sink in under]
-    if not relevant:
-        return LoopVerdict(name, "parallel", info.parallel, innermost, None, None, ()), []
-    m = _prefix_map(sched, path, sorted(under))
-    pair = m.apply_range(isl.UnionMap.from_map(_carried_pairs(len(path)))).apply_range(m.reverse())
+    k = len(path)
+    xs = [f"x{i}" for i in range(k)]
+    outer = " and ".join(f"x{i} = 0" for i in range(k - 1)) or "true"
+    carried_set = _parsed_set(f"{{ [{', '.join(xs)}] : {outer} and x{k - 1} != 0 }}")
+    negative_set = _parsed_set(f"{{ [{', '.join(xs)}] : {outer} and x{k - 1} < 0 }}")
     carried: list[tuple[Dependence, isl.UnionMap]] = []
     lo: int | None = None
     hi: int | None = None
     negative = False
     names: list[str] = []
-    for d in relevant:
-        pairs = isl.UnionMap.from_map(d.relation).intersect(pair)
-        if pairs.is_empty():
+    pair: isl.UnionMap | None = None
+    for i, delta in dist.under(path):
+        c = delta.intersect(carried_set)
+        if c.is_empty():
             continue
-        carried.append((d, pairs))
+        d = dist.deps[i]
+        if info.parallel:
+            # The instance pairs, for a witness of the parallel violation.
+            if pair is None:
+                m = _prefix_map(sched, path, sorted(set(_below(sched, name))))
+                pair = m.apply_range(isl.UnionMap.from_map(_carried_pairs(k))).apply_range(
+                    m.reverse()
+                )
+            carried.append((d, isl.UnionMap.from_map(d.relation).intersect(pair)))
+        else:
+            carried.append((d, isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))))
         label = f"{d.kind} on {d.array}" + (" (reduction)" if d.reduction else "")
         if label not in names:
             names.append(label)
-        delta = pairs.apply_domain(m).apply_range(m).deltas()
-        dmin, dmax = _last_dim_range(delta, len(path))
+        dmin, dmax = _last_dim_range(isl.UnionSet.from_set(c), k)
         lo = dmin if lo is None or (dmin is not None and dmin < lo) else lo
         hi = dmax if hi is None or (dmax is not None and dmax > hi) else hi
-        if dmin is None or dmin < 0:
-            negative = negative or _has_negative(delta, len(path))
+        if not negative and (dmin is None or dmin < 0):
+            negative = not delta.intersect(negative_set).is_empty()
     if not carried:
         status: LoopStatus = "parallel"
     elif negative:
@@ -463,15 +523,9 @@ def _single_value(s: isl.Set) -> int | None:
     return pts[0] if len(pts) == 1 else None
 
 
-def _has_negative(delta: isl.UnionSet, n: int) -> bool:
-    xs = ", ".join(f"x{i}" for i in range(n))
-    neg = isl.UnionSet.from_set(isl.Set(f"{{ [{xs}] : x{n - 1} < 0 }}"))
-    return not delta.intersect(neg).is_empty()
-
-
 def _bands(
     sched: Schedule,
-    deps: Sequence[Dependence],
+    dist: _Distances,
     paths: dict[str, tuple[str, ...]],
     suggest: bool = True,
 ) -> list[BandVerdict]:
@@ -487,7 +541,7 @@ def _bands(
             node = node.body[0]
             chain.append(node.name)
         seen.update(chain)
-        deltas = _band_deltas(sched, deps, path, chain)
+        deltas = _band_deltas(dist, path, chain)
         blocking = _negative(deltas, len(path) - 1, chain)
         suggestion: tuple[str, ...] = ()
         if blocking and suggest and len(chain) > 1:
@@ -496,20 +550,13 @@ def _bands(
     return out
 
 
-def _band_deltas(
-    sched: Schedule, deps: Sequence[Dependence], path: tuple[str, ...], chain: list[str]
-) -> isl.UnionSet | None:
+def _band_deltas(dist: _Distances, path: tuple[str, ...], chain: list[str]) -> isl.UnionSet | None:
     """Distance vectors (outer loops, then the chain) of the dependences inside the band."""
-    under = set(_below(sched, chain[0]))
-    relevant = [d for d in deps if d.source in under and d.sink in under]
-    if not relevant:
-        return None
     full = (*path[:-1], *chain)
-    m = _prefix_map(sched, full, sorted(under))
     u: isl.UnionSet | None = None
-    for d in relevant:
-        delta = isl.UnionMap.from_map(d.relation).apply_domain(m).apply_range(m).deltas()
-        u = delta if u is None else u.union(delta)
+    for _, delta in dist.under(full):
+        x = isl.UnionSet.from_set(delta)
+        u = x if u is None else u.union(x)
     return u
 
 

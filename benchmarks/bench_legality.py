@@ -44,11 +44,8 @@ import gc
 import importlib.util
 import io
 import json
-import os
-import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import time
 import weakref
@@ -58,6 +55,9 @@ from typing import Any
 
 import polykrnl as pk
 from polykrnl.transforms import dependences as dep_mod
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine
 
 BUDGET_MS = 50.0
 PHASES = ("parse", "verify", "build", "deps", "check")
@@ -255,39 +255,6 @@ def profile(case: Case, top: int) -> str:
 
 
 # ------------------------------------------------------------------ reporting
-
-
-def machine() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        try:
-            out = subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            )
-            return out.stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    import islpy
-    import xdsl
-
-    where = Path(pk.__file__).resolve().parent
-    return {
-        "nproc": os.cpu_count(),
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "islpy": str(getattr(islpy, "__version__", "?")),
-        "xdsl": str(getattr(xdsl, "__version__", "?")),
-        "commit": git("rev-parse", "--short", "HEAD"),
-        "polykrnl": str(where),
-        # Uncommitted changes under polykrnl/ (the worktree is shared); only
-        # meaningful when polykrnl is imported from this checkout.
-        "polykrnl_dirty": bool(git("status", "--porcelain", "--", "polykrnl"))
-        if where == REPO / "polykrnl"
-        else None,
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
 
 
 def print_table(cases: list[Case]) -> None:

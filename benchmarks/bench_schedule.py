@@ -6,7 +6,7 @@ Measures, for Krnl programs given as text:
   (DESIGN.md: speed is reported as ratios against a baseline run in the same
   process);
 * ``poly``: ``pk.poly_program(fn)`` alone (statements, isl domains, accesses);
-* ``build``: ``pk.schedule(fn)`` (which builds the PolyProgram itself and
+* ``build``: ``pk.schedule(fn, force=True)`` (the legality check is measured by bench_legality.py) (which builds the PolyProgram itself and
   applies the recipe) plus materializing ``sched.tree`` and ``sched.loops()``;
   the three parts are also reported on their own (``sched``, ``tree``,
   ``loops``).
@@ -33,10 +33,7 @@ import gc
 import itertools
 import json
 import math
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import polykrnl as pk
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine
 
 TILED6_BUDGET_MS = 20.0
 SIZES = (1, 8, 32, 128)
@@ -158,7 +158,7 @@ def run_once(case: Case) -> dict[str, float]:
     fn = mod["kernel"]
     program = pk.poly_program(fn)
     t3 = clock()
-    sched = pk.schedule(fn)
+    sched = pk.schedule(fn, force=True)
     t4 = clock()
     tree = sched.tree
     t5 = clock()
@@ -208,33 +208,6 @@ def med(case: Case, key: str) -> float:
 
 
 # ------------------------------------------------------------------ reporting
-
-
-def machine() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        try:
-            out = subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            )
-            return out.stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    import islpy
-    import xdsl
-
-    return {
-        "nproc": os.cpu_count(),
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "islpy": str(getattr(islpy, "__version__", "?")),
-        "xdsl": str(getattr(xdsl, "__version__", "?")),
-        "commit": git("rev-parse", "--short", "HEAD"),
-        # Uncommitted changes under polykrnl/ (the worktree is shared).
-        "polykrnl_dirty": bool(git("status", "--porcelain", "--", "polykrnl")),
-    }
 
 
 def growth(cases: list[Case]) -> dict[str, Any]:
@@ -293,7 +266,9 @@ def print_table(cases: list[Case]) -> None:
             f"{statistics.median(s) / statistics.median(b):>7.2f}x"
             f"{statistics.median(p) / statistics.median(b):>6.2f}x"
         )
-    print("  (ms; build = pk.schedule(fn) [PolyProgram included] + sched.tree + sched.loops();")
+    print(
+        "  (ms; build = pk.schedule(fn, force=True) [PolyProgram included] + sched.tree + sched.loops();"
+    )
     print("   poly = pk.poly_program(fn) alone; base = parse+verify of the same text)")
 
 

@@ -58,7 +58,6 @@ from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of
 from polykrnl.model.nest import (
     Chain,
-    ChildAnchor,
     IVBound,
     Loop,
     LoopNest,
@@ -757,8 +756,7 @@ class _ProgramBuilder:
                 out.extend(self.iterate(it.iterate, loops))
             elif isinstance(it, YieldPoint) and n not in merged:
                 out.append(self.yield_statement(it.iterate, loops))
-            elif isinstance(it, ChildAnchor):
-                pass
+            # A ChildAnchor only marks where Loop.body() puts the child loop.
         return out
 
     def chunk_with_regions(

@@ -41,6 +41,7 @@ from polykrnl.transforms.schedule import (
     SNode,
     SStmt,
     Step,
+    UnpermutedOrder,
 )
 
 
@@ -51,7 +52,9 @@ def schedule(fn: Function, *, force: bool = False) -> Schedule:
     recipe breaks a dependence, unless `force=True`.
     """
     sched = schedule_of(fn, recipe=True)
-    if not force:
+    # Blocks and unrolls keep the order of every instance: only permutes and
+    # parallel loops can make a recipe illegal.
+    if not force and any(st.op in ("permute", "parallel") for st in sched.steps):
         from polykrnl.transforms.legality import refuse_if_illegal
 
         refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
@@ -117,18 +120,10 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
     nodes = _snodes(program.tree)
     present = {n.name for n in _loops_of(nodes)}
     infos = {n: i for n, i in loop_info.items() if n in present}
-    reference = None
-    note = ""
-    if any(isinstance(op, k.PermuteOp) for op in fn.op.walk()):
-        # Legality is judged against the order before the loops were permuted.
-        try:
-            reference = poly_program(fn, recipe=True, reorder=False)
-        except UnsupportedError as e:
-            note = (
-                f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
-                "the recipe as written is the reference, so only its parallel loops are judged"
-            )
-    return Schedule(program, nodes, infos, tuple(steps), reference, note)
+    # Legality is judged against the order before the loops were permuted.
+    permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
+    reference = UnpermutedOrder(fn) if permuted else None
+    return Schedule(program, nodes, infos, tuple(steps), reference)
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:

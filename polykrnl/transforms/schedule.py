@@ -51,9 +51,19 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from polykrnl.errors import ScheduleError, SourceLocation
+from polykrnl.errors import ScheduleError, SourceLocation, UnsupportedError
+from polykrnl.model.ir import Function
 from polykrnl.model.nest import linear_form
-from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, build_tree, isl_name
+from polykrnl.model.poly import (
+    PLoop,
+    PNode,
+    PolyProgram,
+    PStmt,
+    Statement,
+    build_tree,
+    isl_name,
+    poly_program,
+)
 
 if TYPE_CHECKING:
     from polykrnl.transforms.legality import LegalityReport
@@ -149,6 +159,32 @@ class Step:
 
 
 @dataclass(frozen=True, eq=False)
+class UnpermutedOrder:
+    """A function's order without its krnl.permute ops, built when legality needs it."""
+
+    function: Function
+
+    @cached_property
+    def _resolved(self) -> tuple[PolyProgram | None, str]:
+        fn = self.function
+        try:
+            return poly_program(fn, recipe=True, reorder=False), ""
+        except UnsupportedError as e:
+            return None, (
+                f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
+                "the recipe as written is the reference, so only its parallel loops are judged"
+            )
+
+    @property
+    def program(self) -> PolyProgram | None:
+        return self._resolved[0]
+
+    @property
+    def note(self) -> str:
+        return self._resolved[1]
+
+
+@dataclass(frozen=True, eq=False)
 class Schedule:
     """An immutable schedule of a PolyProgram; every primitive returns a new one."""
 
@@ -156,17 +192,26 @@ class Schedule:
     nodes: tuple[SNode, ...]
     loop_info: Mapping[str, LoopInfo]
     steps: tuple[Step, ...] = ()
-    # The program whose order legality is judged against: the function without
-    # its krnl.permute ops for a schedule made from a Krnl recipe (None: `program`).
-    reference: PolyProgram | None = None
-    # Why the reference is the recipe as written, when it had to be.
-    reference_note: str = ""
+    # For a schedule made from a Krnl recipe with krnl.permute ops: the order
+    # legality is judged against (None: `program`'s own order).
+    reference: UnpermutedOrder | None = None
     # The schedule the primitives started from (None: this one).
     base: Schedule | None = None
 
     def __post_init__(self) -> None:
         # Values, not mutation: the tables are read-only views.
         object.__setattr__(self, "loop_info", MappingProxyType(dict(self.loop_info)))
+
+    @property
+    def reference_program(self) -> PolyProgram:
+        """The program whose order legality is judged against."""
+        found = self.reference.program if self.reference is not None else None
+        return found or self.program
+
+    @property
+    def reference_note(self) -> str:
+        """Why the recipe as written is the reference, when it had to be."""
+        return self.reference.note if self.reference is not None else ""
 
     # -- construction
     @staticmethod
@@ -563,7 +608,9 @@ class Schedule:
     @cached_property
     def legal(self) -> bool:
         """Whether every dependence is kept and no parallel loop carries one."""
-        return self.check().legal
+        from polykrnl.transforms.legality import is_legal
+
+        return is_legal(self)
 
     def _chain(self, loops: Sequence[str]) -> list[str]:
         """The loops, as they are nested now; they must form a perfectly nested chain."""

@@ -6,8 +6,8 @@ Measures, for Krnl programs given as text:
   (DESIGN.md: speed is reported as ratios against a baseline run in the same
   process);
 * ``poly``: ``pk.poly_program(fn)`` alone (statements, isl domains, accesses);
-* ``build``: ``pk.schedule(fn, force=True)`` (the legality check is measured by bench_legality.py) (which builds the PolyProgram itself and
-  applies the recipe) plus materializing ``sched.tree`` and ``sched.loops()``;
+* ``build``: ``pk.schedule(fn, force=True)`` (which builds the PolyProgram itself and
+  applies the recipe; the legality check is measured by bench_legality.py) plus materializing ``sched.tree`` and ``sched.loops()``;
   the three parts are also reported on their own (``sched``, ``tree``,
   ``loops``).
 
@@ -267,7 +267,8 @@ def print_table(cases: list[Case]) -> None:
             f"{statistics.median(p) / statistics.median(b):>6.2f}x"
         )
     print(
-        "  (ms; build = pk.schedule(fn, force=True) [PolyProgram included] + sched.tree + sched.loops();"
+        "  (ms; build = pk.schedule(fn, force=True) [PolyProgram included]"
+        " + sched.tree + sched.loops();"
     )
     print("   poly = pk.poly_program(fn) alone; base = parse+verify of the same text)")
 

@@ -7,7 +7,8 @@ Measures, for Krnl programs given as text:
   process);
 * ``poly``: ``pk.poly_program(fn)`` alone (statements, isl domains, accesses);
 * ``build``: ``pk.schedule(fn, force=True)`` (which builds the PolyProgram itself and
-  applies the recipe; the legality check is measured by bench_legality.py) plus materializing ``sched.tree`` and ``sched.loops()``;
+  applies the recipe; the legality check is measured by bench_legality.py)
+  plus materializing ``sched.tree`` and ``sched.loops()``;
   the three parts are also reported on their own (``sched``, ``tree``,
   ``loops``).
 

@@ -10,7 +10,7 @@ Measures, for every case below:
 * ``deps``: ``dependences(program)`` on a PolyProgram built for this repetition
   (``dependences`` caches its result per program object, so a fresh program is
   timed each time; the program is the one ``check`` judges against:
-  ``sched.reference or sched.program``);
+  ``sched.reference_program``);
 * ``check``: ``sched.check()`` on another Schedule built for this repetition, so
   that nothing is cached: its dependences, the isl schedule tree and map, the
   loop table. This is the full check, dependence analysis included, and the
@@ -154,13 +154,13 @@ def run_once(case: Case) -> dict[str, float]:
     fn = mod[case.func]
     sched = case.schedule(fn)
     t3 = clock()
-    program = sched.reference or sched.program
+    program = sched.reference_program
     assert program not in dep_mod._CACHE, "the program's dependences are already cached"
     deps = dep_mod.dependences(program)
     t4 = clock()
 
     fresh = case.schedule(fn)  # nothing cached: dependences, tree, loop table
-    assert (fresh.reference or fresh.program) not in dep_mod._CACHE
+    assert (fresh.reference_program) not in dep_mod._CACHE
     gc.collect()
     t5 = clock()
     report = fresh.check()
@@ -175,7 +175,7 @@ def run_once(case: Case) -> dict[str, float]:
     # (see cache_keeps_programs): drop the entries, or every repetition would
     # leave its module behind and the collector would slow the later cases down.
     dep_mod._CACHE.pop(program, None)
-    dep_mod._CACHE.pop(fresh.reference or fresh.program, None)
+    dep_mod._CACHE.pop(fresh.reference_program, None)
     return {
         "parse": t1 - t0,
         "verify": t2 - t1,
@@ -190,7 +190,7 @@ def cache_keeps_programs(case: Case) -> bool:
     mod = pk.parse(case.text, str(case.path))
     sched = case.schedule(mod[case.func])
     sched.check()
-    ref = weakref.ref(sched.reference or sched.program)
+    ref = weakref.ref(sched.reference_program)
     del mod, sched
     gc.collect()
     program = ref()

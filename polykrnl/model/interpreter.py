@@ -69,7 +69,7 @@ from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from polykrnl.errors import ArgumentError, InterpretError, SourceLocation, UnsupportedError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, Module, location_of
+from polykrnl.model.ir import Function, Module, int_list, location_of
 from polykrnl.model.nest import (
     Chain,
     ChildAnchor,
@@ -893,14 +893,6 @@ def _memcpy(it: Interpreter, op: Operation, fr: _Frame) -> None:
     dest.flat[d0 : d0 + n] = src.flat[s0 : s0 + n]
 
 
-def _int_list(attr: Attribute | None) -> list[int] | None:
-    if attr is None:
-        return None
-    assert isinstance(attr, ArrayAttr)
-    vals = [cast(IntegerAttr[Any], a).value.data for a in attr.data]
-    return vals or None
-
-
 def _tile_extent(
     tile: int, buf_size: int, d: int, start: int, size: int, s: int, mem: SSAValue
 ) -> int:
@@ -934,8 +926,8 @@ def _copy_to_buffer(it: Interpreter, op: Operation, fr: _Frame) -> None:
     off = s_rank - b_rank
     if off < 0 or len(starts) != s_rank:
         raise _Fail("krnl.copy_to_tile_buffer needs one start per source dimension")
-    tile = _int_list(op.tileSize) or list(buf.shape)
-    pads = _int_list(op.padToNext) or [1] * b_rank
+    tile = int_list(op.tileSize) or list(buf.shape)
+    pads = int_list(op.padToNext) or [1] * b_rank
     transpose = op.transpose is not None and bool(op.transpose.value.data)
     if transpose and b_rank < 2:
         raise _Fail("transpose needs a buffer of rank 2 or more")
@@ -981,7 +973,7 @@ def _copy_from_buffer(it: Interpreter, op: Operation, fr: _Frame) -> None:
     off = d_rank - b_rank
     if off < 0 or len(starts) != d_rank:
         raise _Fail("krnl.copy_from_tile_buffer needs one start per destination dimension")
-    tile = _int_list(op.tileSize) or list(buf.shape)
+    tile = int_list(op.tileSize) or list(buf.shape)
     index: list[int | slice] = []
     sizes: list[int] = []
     for s in range(d_rank):
@@ -1031,9 +1023,9 @@ def _matmul(it: Interpreter, op: Operation, fr: _Frame) -> None:
         )
     )
     i_ub, j_ub, k_ub = (fr.index(v) for v in (op.iGlobalUB, op.jGlobalUB, op.kGlobalUB))
-    a_tile = _int_list(op.aTileSize) or list(A.shape[-2:])
-    c_tile = _int_list(op.cTileSize) or list(C.shape[-2:])
-    compute = _int_list(op.computeTileSize) or [c_tile[0], c_tile[1], a_tile[1]]
+    a_tile = int_list(op.aTileSize) or list(A.shape[-2:])
+    c_tile = int_list(op.cTileSize) or list(C.shape[-2:])
+    compute = int_list(op.computeTileSize) or [c_tile[0], c_tile[1], a_tile[1]]
     ni = max(0, min(i_ub - i0, compute[0]))
     nj = max(0, min(j_ub - j0, compute[1]))
     nk = max(0, min(k_ub - k0, compute[2]))

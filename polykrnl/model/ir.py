@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
@@ -42,6 +42,15 @@ class LineIndex:
             line_text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in raw)
             self._lines[line] = line_text
         return SourceLocation(file, line + 1, offset - start + 1, line_text, max(1, length))
+
+
+def int_list(attr: Attribute | None) -> list[int] | None:
+    """The integers of an optional array attribute (None when absent or empty)."""
+    if attr is None:
+        return None
+    assert isinstance(attr, ArrayAttr)
+    vals = [int(a.value.data) for a in attr.data if isinstance(a, IntegerAttr)]
+    return vals or None
 
 
 def print_ir(op: Operation, *, generic: bool = False) -> str:

@@ -327,6 +327,28 @@ class _Builder:
                     if (loop := self.loop_of.get(h)) is not None:
                         loop.consumed_by = op
 
+    def check_kernels_inside_their_loops(self) -> None:
+        """A kernel op must not sit inside a loop it consumes: it would erase itself."""
+        for op in self.fn.op.walk():
+            if not isinstance(op, k.MatMulOp | k.SpecializedKernelOp):
+                continue
+            it = op.parent_op()
+            while it is not None and not isinstance(it, k.IterateOp):
+                it = it.parent_op()
+            loop = self.destination.get(it) if it is not None else None
+            while loop is not None:
+                if loop.consumed_by is op:
+                    self.error(
+                        op,
+                        f"{op.name} computes loop {self.n(loop.handle)} itself, but that loop "
+                        "encloses the op (the krnl.iterate holding it runs inside it), so "
+                        "lowering it would erase the op",
+                        "the loops a kernel op consumes must be innermost: move them inside "
+                        "the iterated loops with krnl.permute",
+                    )
+                    break
+                loop = loop.parent
+
     def live(self, h: SSAValue, op: Operation) -> Loop | None:
         """The loop of handle `h`, or None (with a diagnostic) if it has none."""
         if (loop := self.loop_of.get(h)) is not None:
@@ -632,6 +654,7 @@ def build_nest(fn: Function, recipe: bool = True, reorder: bool = True) -> LoopN
         b.apply_recipe()
     b.consume_kernel_loops()
     b.place_bodies()
+    b.check_kernels_inside_their_loops()
     return LoopNest(
         fn,
         b.roots,

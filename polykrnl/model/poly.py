@@ -55,7 +55,7 @@ from xdsl.ir.affine import (
 
 from polykrnl.errors import Diagnostic, SourceLocation, UnsupportedError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, location_of
+from polykrnl.model.ir import Function, int_list, location_of
 from polykrnl.model.nest import (
     Chain,
     IVBound,
@@ -1138,12 +1138,19 @@ class _ProgramBuilder:
             access(op.buffer, None, False, True, op)
             access(op.dest, None, True, True, op, self.tile_region(op, op.dest, expr))
         elif isinstance(op, k.MatMulOp):
-            # The panel is a box inside each buffer; polykrnl over-approximates it
-            # by the whole buffers (sound for dependences, documented).
-            access(op.A, None, False, True, op)
-            access(op.B, None, False, True, op)
-            access(op.C, None, False, True, op)
-            access(op.C, None, True, True, op)
+            boxes = self.matmul_boxes(op, expr)
+            if boxes is None:
+                # Starts or bounds that are not affine: the whole buffers, as may-accesses.
+                access(op.A, None, False, True, op)
+                access(op.B, None, False, True, op)
+                access(op.C, None, False, True, op)
+                access(op.C, None, True, True, op)
+            else:
+                a, b, c = boxes
+                access(op.A, None, False, False, op, a)
+                access(op.B, None, False, False, op, b)
+                access(op.C, None, False, False, op, c)
+                access(op.C, None, True, False, op, c)
         elif name in ("memref.alloc", "memref.alloca", "memref.dealloc"):
             target = op.results[0] if op.results else op.operands[0]
             access(target, None, True, False, op)
@@ -1204,6 +1211,55 @@ class _ProgramBuilder:
                 flat = f"{stride}*{names[d]} + {flat}"
             region = [("", f"({off}) <= {flat} < ({off}) + ({n})")]
             access(mem, None, write, False, op, region)
+
+    def matmul_boxes(self, op: k.MatMulOp, expr: _Expr) -> tuple[list[tuple[str, str]], ...] | None:
+        """The elements of A, B and C one compute tile touches, as in the interpreter.
+
+        The tile covers rows [i0, i0 + ci), columns [j0, j0 + cj) and k in
+        [k0, k0 + ck), each clipped by its global upper bound; a buffer holds the
+        data from its memory start on, and dimensions before the last two are
+        fixed at the memory start.
+        """
+
+        def exprs(vs: Sequence[SSAValue]) -> list[str] | None:
+            out = [expr.of(v) for v in vs]
+            return None if any(x is None for x in out) else [str(x) for x in out]
+
+        a_mem, b_mem, c_mem = (
+            exprs(op.aGlobalIndexMemStart),
+            exprs(op.bGlobalIndexMemStart),
+            exprs(op.cGlobalIndexMemStart),
+        )
+        starts = exprs(
+            [op.iGlobalIndexComputeStart, op.jGlobalIndexComputeStart, op.kGlobalIndexComputeStart]
+        )
+        ubs = exprs([op.iGlobalUB, op.jGlobalUB, op.kGlobalUB])
+        if a_mem is None or b_mem is None or c_mem is None or starts is None or ubs is None:
+            return None
+        shapes = []
+        for v in (op.A, op.B, op.C):
+            t = v.type
+            assert isinstance(t, MemRefType)
+            shapes.append(list(t.get_shape()))
+        a_tile = int_list(op.aTileSize) or shapes[0][-2:]
+        c_tile = int_list(op.cTileSize) or shapes[2][-2:]
+        compute = int_list(op.computeTileSize) or [c_tile[0], c_tile[1], a_tile[1]]
+        if len(compute) != 3 or any(x < 0 for x in compute):
+            return None
+        for mem, shape in zip((a_mem, b_mem, c_mem), shapes, strict=True):
+            if len(shape) < 2 or len(mem) != len(shape):
+                return None
+        ranges = [(s, f"({s}) + {n}", ub) for s, n, ub in zip(starts, compute, ubs, strict=True)]
+
+        def box(mem: list[str], rows: int, cols: int) -> list[tuple[str, str]]:
+            out = [("", f"_a{d} = {m}") for d, m in enumerate(mem[:-2])]
+            for d, which in ((len(mem) - 2, rows), (len(mem) - 1, cols)):
+                lo, hi, ub = ranges[which]
+                g = f"_a{d} + ({mem[d]})"  # the global index of the element
+                out.append(("", f"{lo} <= {g} < {hi} and {g} < {ub}"))
+            return out
+
+        return box(a_mem, 0, 2), box(b_mem, 2, 1), box(c_mem, 0, 1)
 
     def tile_region(
         self, op: k.CopyToTileBufferOp | k.CopyFromTileBufferOp, mem: SSAValue, expr: _Expr

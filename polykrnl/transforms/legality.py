@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import islpy as isl
 
-from polykrnl.errors import IllegalTransformError, SourceLocation
+from polykrnl.errors import IllegalTransformError, ScheduleError, SourceLocation
 from polykrnl.model.poly import CTX, Statement
 from polykrnl.transforms.dependences import Dependence, dependences
 from polykrnl.transforms.schedule import Schedule, SLoop, SNode, Step
@@ -145,6 +145,8 @@ class BandVerdict:
     blocking: tuple[str, ...] = ()  # loops with a negative distance component
     # Skews that make the band permutable (checked), as calls: "skew('j', 'i', 1)".
     suggestion: tuple[str, ...] = ()
+    # Who found them: "isl" (isl's scheduler) or "search" (the small exact search).
+    suggested_by: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +154,7 @@ class BandVerdict:
             "permutable": self.permutable,
             "negative": list(self.blocking),
             "suggestion": list(self.suggestion),
+            "suggested_by": self.suggested_by,
         }
 
 
@@ -329,6 +332,8 @@ def check(sched: Schedule) -> LegalityReport:
         base = sched.base
         base_bands = _bands(base, _Distances(base, deps), _paths(base.nodes))
     violations = [_with_suggestion(v, bands, base_bands, sched) for v in violations]
+    orders: dict[int, str] = {}
+    violations = [_with_legal_order(v, sched, dist, paths, orders) for v in violations]
     return LegalityReport(
         sched.program.function.name,
         tuple(violations),
@@ -544,9 +549,10 @@ def _bands(
         deltas = _band_deltas(dist, path, chain)
         blocking = _negative(deltas, len(path) - 1, chain)
         suggestion: tuple[str, ...] = ()
+        by = ""
         if blocking and suggest and len(chain) > 1:
-            suggestion = _suggest_skews(sched, deltas, len(path) - 1, chain)
-        out.append(BandVerdict(tuple(chain), not blocking, tuple(blocking), suggestion))
+            suggestion, by = _suggest_skews(deltas, len(path) - 1, chain)
+        out.append(BandVerdict(tuple(chain), not blocking, tuple(blocking), suggestion, by))
     return out
 
 
@@ -591,14 +597,19 @@ def _parsed_set(text: str) -> isl.Set:
 
 
 def _suggest_skews(
-    sched: Schedule, deltas: isl.UnionSet | None, n_out: int, chain: list[str]
-) -> tuple[str, ...]:
-    """Skews of inner loops by outer ones (factors 0..3, smallest first) for a permutable band.
+    deltas: isl.UnionSet | None, n_out: int, chain: list[str]
+) -> tuple[tuple[str, ...], str]:
+    """Skews of inner loops by outer ones that make the band permutable, and who found them.
 
-    A small exact search: each candidate is checked against every distance vector
-    of the band with isl, so a suggestion is always right (but not always found).
+    isl's scheduler is asked first; when its band is not a chain of skews (or
+    it finds none), a small exact search over factors 0..3 follows. Either
+    way the skews are checked against every distance vector of the band, so a
+    suggestion is always right (but not always found).
     """
-    skews: list[tuple[int, int, int]] = []
+    skews = _isl_skews(deltas, n_out, len(chain))
+    if skews is not None and not _negative(deltas, n_out, chain, skews):
+        return _skew_calls(skews, chain), "isl"
+    skews = []
     for x in range(1, len(chain)):
         if chain[x] not in _negative(deltas, n_out, chain, skews):
             continue
@@ -609,10 +620,105 @@ def _suggest_skews(
                 skews = trial
                 break
         else:
-            return ()
+            return (), ""
     if _negative(deltas, n_out, chain, skews):
-        return ()
+        return (), ""
+    return _skew_calls(skews, chain), "search"
+
+
+def _skew_calls(skews: Sequence[tuple[int, int, int]], chain: Sequence[str]) -> tuple[str, ...]:
     return tuple(f"skew('{chain[x]}', '{chain[o]}', {f})" for x, o, f in skews)
+
+
+def _isl_skews(
+    deltas: isl.UnionSet | None, n_out: int, n: int
+) -> list[tuple[int, int, int]] | None:
+    """The skews isl's scheduler proposes for the band, if its band is a chain of skews.
+
+    The band's dependences inside one iteration of the outer loops become uniform
+    dependences of one statement S (S[x] -> S[x + d] for each distance d); isl
+    computes a schedule whose outer band keeps every one of them non-negative in
+    every member. If that band has all n members, in the original order, each
+    member x_k + (a combination of the outer members), it reads as skews.
+    """
+    if deltas is None:
+        return None
+    distances = _inner_distances(deltas, n_out)
+    if distances is None:
+        return None
+    rel = _uniform_dependence(distances)
+    dom = isl.UnionSet.from_set(isl.Set.universe(rel.get_space().domain()))
+    deps = isl.UnionMap.from_map(rel)
+    sc = isl.ScheduleConstraints.on_domain(dom).set_validity(deps).set_proximity(deps)
+    try:
+        node = sc.compute_schedule().get_root().child(0)
+    except isl.Error:
+        return None
+    if node.get_type() != isl.schedule_node_type.band or node.band_n_member() != n:
+        return None
+    if not node.band_get_permutable():
+        return None
+    rows: list[list[int]] = []
+    mupa = node.band_get_partial_schedule()
+    for k in range(n):
+        pas: list[isl.PwAff] = []
+        mupa.get_at(k).foreach_pw_aff(pas.append)
+        if len(pas) != 1:
+            return None
+        aff = _only_piece(pas[0])
+        if aff is None:
+            return None
+        rows.append(
+            [int(aff.get_coefficient_val(isl.dim_type.in_, i).to_python()) for i in range(n)]
+        )
+    # Unit lower triangular: member k = x_k + sum of multiples of the members before it.
+    skews: list[tuple[int, int, int]] = []
+    for k, row in enumerate(rows):
+        if row[k] != 1 or any(row[k + 1 :]):
+            return None
+        rest = row[:k]
+        for o in range(k - 1, -1, -1):
+            f = rest[o]
+            if f:
+                skews.append((k, o, f))
+                rest = [a - f * b for a, b in zip(rest, rows[o][:k], strict=True)]
+        if any(rest):
+            return None
+    return sorted(skews)
+
+
+def _only_piece(pa: isl.PwAff) -> isl.Aff | None:
+    """The affine expression of a one-piece PwAff without integer divisions."""
+    affs: list[isl.Aff] = []
+    pa.foreach_piece(lambda _set, aff: affs.append(aff))
+    if len(affs) != 1 or affs[0].dim(isl.dim_type.div):
+        return None
+    return affs[0]
+
+
+def _inner_distances(deltas: isl.UnionSet, n_out: int) -> isl.Set | None:
+    """The band's distance vectors with the outer loops' distances 0, outer dims dropped."""
+    sets: list[isl.Set] = []
+    deltas.foreach_set(sets.append)
+    out: isl.Set | None = None
+    for s in sets:
+        for i in range(n_out):
+            s = s.fix_val(isl.dim_type.set, i, isl.Val.zero(s.get_ctx()))
+        s = s.project_out(isl.dim_type.set, 0, n_out)
+        out = s if out is None else out.union(s)
+    return out
+
+
+def _uniform_dependence(distances: isl.Set) -> isl.Map:
+    """{ S[x] -> S[x + d] : d in distances }."""
+    n = distances.dim(isl.dim_type.set)
+    space = isl.Space.create_from_names(
+        distances.get_ctx(), set=[f"x{i}" for i in range(n)]
+    ).set_tuple_name(isl.dim_type.set, "S")
+    space = space.align_params(distances.get_space())
+    universe = isl.Map.universe(space.map_from_set())
+    d = distances.set_tuple_name("S")
+    return universe.deltas_map().intersect_range(d).domain().unwrap()
 
 
 def _witness(
@@ -743,6 +849,101 @@ def _with_suggestion(
             )
             return replace(v, hint=v.hint + extra)
     return v
+
+
+def _with_legal_order(
+    v: Violation,
+    sched: Schedule,
+    dist: _Distances,
+    paths: dict[str, tuple[str, ...]],
+    found: dict[int, str],
+) -> Violation:
+    """Add to the hint of a violation made by a permute the legal order closest to it."""
+    if v.reason != "order":
+        return v
+    step = _responsible(sched.steps, v.loop, v.reason)
+    if step is None or step.op != "permute":
+        return v
+    key = id(step)
+    if key not in found:
+        found[key] = _legal_order_text(sched, dist, paths, step)
+    return replace(v, hint=v.hint + found[key]) if found[key] else v
+
+
+def _legal_order_text(
+    sched: Schedule, dist: _Distances, paths: dict[str, tuple[str, ...]], step: Step
+) -> str:
+    order = _legal_order(sched, dist, paths, step)
+    if order is None:
+        return ""
+    text = f"; a legal order of these loops, closest to the one asked: reorder({order})"
+    if step.location is not None:
+        # In Krnl: the handles in their nesting order before the permute, scattered.
+        krnl_map = [order.index(x) for x in step.loops]
+        handles = ", ".join(f"%{x}" for x in step.loops)
+        text += f", in Krnl krnl.permute({handles}) {krnl_map}"
+    return text
+
+
+def _legal_order(
+    sched: Schedule, dist: _Distances, paths: dict[str, tuple[str, ...]], step: Step
+) -> list[str] | None:
+    """The legal order of a permute's loops that follows the requested one most closely.
+
+    Greedy and complete for a perfectly nested chain: at each position take the
+    first loop, in the requested order, that no remaining dependence goes
+    backwards along (and whose tile loop is already placed); the dependences it
+    carries forward are done. Confirmed with the exact check before it is shown.
+    """
+    try:
+        chain = sched._chain(list(step.loops))  # as nested now: the order asked for
+    except ScheduleError:
+        return None
+    path = paths[chain[-1]]
+    n_out = len(path) - len(chain)
+    col = {name: n_out + i for i, name in enumerate(chain)}
+    n = len(path)
+    xs = ", ".join(f"x{i}" for i in range(n))
+    outer = [f"x{i} = 0" for i in range(n_out)]
+    remaining: list[isl.Set] = []
+    for _, delta in dist.under(path):
+        if outer:
+            delta = delta.intersect(_parsed_set(f"{{ [{xs}] : {' and '.join(outer)} }}"))
+        if not delta.is_empty():
+            remaining.append(delta)
+    placed: list[str] = []
+    while len(placed) < len(chain):
+        for name in chain:
+            if name in placed or not (_tile_loops(sched, name) & set(chain)) <= set(placed):
+                continue
+            neg = _parsed_set(f"{{ [{xs}] : x{col[name]} < 0 }}")
+            if all(d.intersect(neg).is_empty() for d in remaining):
+                zero = _parsed_set(f"{{ [{xs}] : x{col[name]} = 0 }}")
+                remaining = [r for r in (d.intersect(zero) for d in remaining) if not r.is_empty()]
+                placed.append(name)
+                break
+        else:
+            return None
+    if placed in (chain, list(step.loops)):
+        return None  # nothing new: the hint already says to keep the original order
+    try:
+        candidate = sched.reorder(placed, force=True)
+    except ScheduleError:
+        return None
+    return placed if is_legal(candidate) else None
+
+
+def _tile_loops(sched: Schedule, name: str) -> set[str]:
+    """The loops whose values the bounds of point loop `name` use (they must enclose it)."""
+    info = sched.loop_info[name]
+    if info.kind != "point":
+        return set()
+    out: set[str] = set()
+    for b in (*info.lbs, *info.ubs):
+        for r in b.operands:
+            if r.kind == "value":
+                out.update(sched.vid_loops(r.name))
+    return out
 
 
 def _responsible(steps: Sequence[Step], loop: str | None, reason: str) -> Step | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import islpy as isl
+import numpy as np
 import pytest
 
 import polykrnl as pk
@@ -152,3 +153,54 @@ def test_access_through_an_unknown_memref_is_unsupported() -> None:
             pk.poly_program(fn)
         assert e.value.location is not None
         assert e.value.hint
+
+
+MATMUL_TILES = """
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : index
+  %c9 = arith.constant 9 : index
+  %c7 = arith.constant 7 : index
+  %ii, %jj, %kk = krnl.define_loops 3
+  %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  %jb, %jl = krnl.block %jj 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  %kb, %kl = krnl.block %kk 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.permute(%ib, %il, %jb, %jl, %kb, %kl) [0, 3, 1, 4, 2, 5]
+    : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
+  krnl.iterate(%ib, %jb, %kb) with (%ii -> %i = 0 to 10, %jj -> %j = 0 to 9,
+                                    %kk -> %k = 0 to 7) {
+    %i0, %j0, %k0 = krnl.get_induction_var_value(%ib, %jb, %kb)
+      : (!krnl.loop, !krnl.loop, !krnl.loop) -> (index, index, index)
+    krnl.matmul %A[%c0, %c0], %B[%c0, %c0], %C[%c0, %c0], (%il, %jl, %kl), (%i0, %j0, %k0),
+      (%c10, %c9, %c7) {computeTileSize = [4, 4, 4]}
+      : memref<10x7xf32>, memref<7x9xf32>, memref<10x9xf32>, (!krnl.loop, !krnl.loop, !krnl.loop)
+  }
+"""
+
+
+def test_matmul_touches_the_boxes_of_its_compute_tile() -> None:
+    # By hand: the tile at (i, j, k) reads A[i..i+3][k..k+3], B[k..k+3][j..j+3] and
+    # updates C[i..i+3][j..j+3], each clipped by the global bounds 10, 9, 7.
+    args = "%A: memref<10x7xf32>, %B: memref<7x9xf32>, %C: memref<10x9xf32>"
+    p = _program(MATMUL_TILES, args)
+    (s,) = p.statements
+    dom = "i % 4 = 0 and j % 4 = 0 and k % 4 = 0 and 0 <= i < 10 and 0 <= j < 9 and 0 <= k < 7"
+    assert s.domain.is_equal(isl.Set(f"{{ S0[i, j, k] : {dom} }}"))
+    # The interpreter (an independent oracle for the op's meaning) computes A @ B.
+    fn = pk.parse(f"func.func @f({args}) {{\n{MATMUL_TILES}\n  return\n}}")["f"]
+    rng = np.random.default_rng(0)
+    a, b = rng.random((10, 7), dtype=np.float32), rng.random((7, 9), dtype=np.float32)
+    c = np.zeros((10, 9), np.float32)
+    pk.run_reference(fn, A=a, B=b, C=c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    boxes = {
+        "A": "i <= a < i + 4 and a < 10 and k <= b < k + 4 and b < 7",
+        "B": "k <= a < k + 4 and a < 7 and j <= b < j + 4 and b < 9",
+        "C": "i <= a < i + 4 and a < 10 and j <= b < j + 4 and b < 9",
+    }
+    seen = set()
+    for a in s.accesses:
+        assert not a.may, a
+        want = isl.Map(f"{{ S0[i, j, k] -> {a.array}[a, b] : {dom} and {boxes[a.array]} }}")
+        assert a.relation.is_equal(want), (a.array, a.relation)
+        seen.add((a.array, a.write))
+    assert seen == {("A", False), ("B", False), ("C", False), ("C", True)}

@@ -708,6 +708,30 @@ CASES: tuple[Bad, ...] = (
         "krnl.matmul",
         "do not list the handles of a krnl.matmul in a krnl.iterate",
     ),
+    Bad(
+        # Without a permute the point loop %il sits between %ib and %jb, so the
+        # iterate body (and the matmul in it) runs inside a loop the matmul erases.
+        "nest_kernel_inside_its_loop",
+        fn(
+            "  %c0 = arith.constant 0 : index\n"
+            "  %c8 = arith.constant 8 : index\n"
+            "  %ii, %jj, %kk = krnl.define_loops 3\n"
+            f"  %ib, %il = krnl.block %ii 4 : ({L}) -> ({L}, {L})\n"
+            f"  %jb, %jl = krnl.block %jj 4 : ({L}) -> ({L}, {L})\n"
+            "  krnl.iterate(%ib, %jb) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 8, "
+            "%kk -> %k = 0 to 8) {\n"
+            "    %i0, %j0 = krnl.get_induction_var_value(%ib, %jb)"
+            f" : ({L}, {L}) -> (index, index)\n"
+            "    krnl.matmul %A[%c0, %c0], %B[%c0, %c0], %C[%c0, %c0], (%il, %jl, %kk), "
+            "(%i0, %j0, %c0), (%c8, %c8, %c8) : memref<8x8xf32>, memref<8x8xf32>, "
+            f"memref<8x8xf32>, ({L}, {L}, {L}) // ERR\n"
+            "  }\n",
+            args="%A: memref<8x8xf32>, %B: memref<8x8xf32>, %C: memref<8x8xf32>",
+        ),
+        "krnl.matmul computes loop %il itself, but that loop encloses the op",
+        "krnl.matmul",
+        "move them inside the iterated loops with krnl.permute",
+    ),
 )
 
 

@@ -77,6 +77,83 @@ def test_the_suggested_skew_makes_time_tiling_legal_and_correct() -> None:
     assert sorted(map(str, t.trace())) == sorted(map(str, s.trace()))
 
 
+@pytest.mark.parametrize(
+    ("kernel", "skews", "by"),
+    [
+        ("jacobi_1d", [("i", "t", 1)], "isl"),
+        ("jacobi_2d", [("i", "t", 1), ("j", "t", 1)], "isl"),
+        ("seidel_2d", [("i", "t", 1), ("j", "t", 1), ("j", "i", 1)], "isl"),
+        # isl's band here is (i + j, i): not a chain of skews, so the search answers.
+        ("stencil_skew", [("j", "i", 1)], "search"),
+    ],
+)
+def test_skew_suggestions_from_isl_make_the_band_tilable(
+    kernel: str, skews: list[tuple[str, str, int]], by: str
+) -> None:
+    # Expected skews derived by hand from the distances in legality/README.md
+    # (the smallest non-negative factors; seidel needs j + i + 2t).
+    fn = _kernel(kernel)
+    s = pk.Schedule.from_function(fn, recipe=False)
+    (band,) = s.check().bands
+    assert not band.permutable
+    assert band.suggestion == tuple(f"skew('{a}', '{b}', {f})" for a, b, f in skews)
+    assert band.suggested_by == by
+    for a, b, f in skews:
+        s = s.skew(a, b, f)
+    (after,) = s.check().bands
+    assert after.permutable
+    for loop in band.loops:
+        s = s.block(loop, 2)
+    tiled = s.reorder([*(f"{x}_t" for x in band.loops), *band.loops])
+    assert tiled.check().legal and _same_results(fn, tiled)
+
+
+def test_refused_permute_suggests_the_closest_legal_order() -> None:
+    # Floyd-Warshall tiled in k, i, j: moving the i, j tile loops outside k is illegal
+    # ((1, 0, -1) across a j tile), but the i, j tiles may go inside k (hand: inside one
+    # k the distances are (0, +, 0), (0, 0, +), a permutable i, j band).
+    fn = _kernel("floyd_warshall")
+    s = pk.Schedule.from_function(fn, recipe=False).block("k", 2).block("i", 4).block("j", 4)
+    with pytest.raises(pk.IllegalTransformError) as info:
+        s.reorder(["k_t", "i_t", "j_t", "k", "i", "j"])
+    hint = info.value.hint or ""
+    assert "reorder(['k_t', 'k', 'i_t', 'j_t', 'i', 'j'])" in hint
+    ok = s.reorder(["k_t", "k", "i_t", "j_t", "i", "j"])  # not refused
+    assert ok.check().legal and _same_results(fn, ok)
+    # Only the original order is legal for the (1, -1) stencil: no order is proposed.
+    w = pk.Schedule.from_function(_kernel("stencil_skew"), recipe=False)
+    with pytest.raises(pk.IllegalTransformError) as info:
+        w.reorder(["j", "i"])
+    assert "legal order" not in (info.value.hint or "")
+
+
+def test_refused_krnl_permute_suggests_a_krnl_permute() -> None:
+    text = """\
+func.func @rows(%A: memref<6x6xi64>) {
+  %one = arith.constant 1 : i64
+  %ii, %jj, %kk = krnl.define_loops 3
+  krnl.permute(%ii, %jj, %kk) [2, 0, 1] : !krnl.loop, !krnl.loop, !krnl.loop
+  krnl.iterate(%jj, %kk, %ii) with (%ii -> %i = 1 to 6, %jj -> %j = 0 to 6, %kk -> %k = 0 to 2) {
+    %im = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+    %v = krnl.load %A[%im, %j] : memref<6x6xi64>
+    %w = arith.addi %v, %one : i64
+    krnl.store %w, %A[%i, %j] : memref<6x6xi64>
+  }
+  return
+}
+"""
+    # A[i][j] = A[i-1][j] + 1 repeated for k: RAW (0, 0, +) from row i - 1 and WAW/WAR
+    # between the k repetitions (0, 0, +) on A[i][j], with (1, 0, -1) from A[i-1][j]
+    # written at k = 1 and read at k = 0 of the next row. Putting k outermost reverses
+    # that; by hand the closest legal order to (j, k, i) keeps i before k: (j, i, k).
+    fn = pk.parse(text, "rows.mlir")["rows"]
+    with pytest.raises(pk.IllegalTransformError) as info:
+        pk.schedule(fn)
+    hint = info.value.hint or ""
+    assert "reorder(['j', 'i', 'k'])" in hint, hint
+    assert "krnl.permute(%i, %j, %k) [1, 0, 2]" in hint, hint
+
+
 def test_mlir_misses_negative_constant_distances_polykrnl_does_not() -> None:
     # A[i][j] = A[i-1][j+1] + 1: distance (1, -1); the band (i, j) is not permutable.
     s = pk.Schedule.from_function(_kernel("stencil_skew"), recipe=False)

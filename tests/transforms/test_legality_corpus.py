@@ -9,6 +9,7 @@ loop, runs them in different iterations of that loop).
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -136,3 +137,78 @@ def _check_witness(s: pk.Schedule, v: Violation) -> None:
             return pts[0]
 
         assert at(v.source) != at(v.sink), f"{v}: same iteration of the parallel loop"
+
+
+_HINT = re.compile(
+    r"(?P<src>S\d+)\((?P<sp>[^)]*)\) (?P<a>writes|reads) (?P<arr>\w+)(?P<idx>(\[\d*\])+) "
+    r"(?P<b>read by|overwritten by) (?P<snk>S\d+)\((?P<kp>[^)]*)\)"
+)
+
+
+def _points(u: isl.UnionSet) -> list[list[int]]:
+    out: list[list[int]] = []
+
+    def on(q: isl.Point) -> None:
+        n = q.get_space().dim(isl.dim_type.set)
+        out.append([int(q.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n)])
+
+    u.foreach_point(on)
+    return out
+
+
+def _instance(stmt: str, text: str) -> Instance:
+    pairs = [p.split("=") for p in text.split(",") if p]
+    return Instance(stmt, {k.strip(): int(v) for k, v in pairs})
+
+
+def _array_named(program: pk.PolyProgram, name: str) -> str:
+    """The program's array for a name of the hand notation (`acc`: the iter_args array)."""
+    if name in program.arrays:
+        return name
+    found = [a for a in program.arrays if a.startswith(name)]
+    assert len(found) == 1, f"no single array for {name}: {list(program.arrays)}"
+    return found[0]
+
+
+ILLEGAL = [c for c in CASES if not c["legal"]]
+
+
+@pytest.mark.parametrize("case", ILLEGAL, ids=[c["id"] for c in ILLEGAL])
+def test_hand_witness_is_a_real_violation(case: dict[str, Any]) -> None:
+    """The pair written by hand in the case touches one element and is reordered or split."""
+    m = _HINT.fullmatch(case["witness_hint"])
+    assert m, case["witness_hint"]
+    s = _replay(case)
+    program = s.program
+    src, snk = _instance(m["src"], m["sp"]), _instance(m["snk"], m["kp"])
+    array = _array_named(program, m["arr"])
+    element = [int(x) for x in re.findall(r"\[(\d+)\]", m["idx"])]
+    for inst, write in ((src, m["a"] == "writes"), (snk, m["b"] == "overwritten by")):
+        touched = _touched(program, inst, array, {}, write)
+        pts = _points(touched)
+        # Private copies of a buffer are indexed first by the loops around it.
+        assert any(p[len(p) - len(element) :] == element for p in pts), (
+            f"{inst} does not {'write' if write else 'read'} {m['arr']}{m['idx']}"
+        )
+    kind = {("writes", "read by"): "RAW", ("reads", "overwritten by"): "WAR"}.get(
+        (m["a"], m["b"]), "WAW"
+    )
+    parallel = [x for st in case["steps"] if st[0] == "parallel" for x in st[1:]]
+    try:
+        _check_witness(
+            s,
+            Violation(kind, array, src, snk, {}, {}, None, "order", None, None, ""),
+        )
+    except AssertionError:
+        if not parallel:
+            raise
+        # Not reordered: then the pair must be split by one of the parallel loops.
+        split = []
+        for loop in parallel:
+            v = Violation(kind, array, src, snk, {}, {}, loop, "parallel", None, None, "")
+            try:
+                _check_witness(s, v)
+                split.append(loop)
+            except AssertionError:
+                pass
+        assert split, f"{case['witness_hint']}: neither reordered nor split by {parallel}"

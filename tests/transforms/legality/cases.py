@@ -14,7 +14,8 @@ Step spellings: ``["reorder", [outermost, ..., innermost]]`` (gather),
 ``["permute", [loops...], [positions...]]`` (Krnl scatter: loop k goes to
 position map[k]), ``["block", loop, size]`` (tile loop ``<loop>_t``, the point
 loop keeps ``<loop>``), ``["parallel", loop, ...]`` (one call with all the
-loops), ``["unroll", loop]``.
+loops), ``["unroll", loop]``, ``["skew", loop, by, factor]`` (``loop`` runs over
+``loop + factor * by``).
 
 Fields:
 
@@ -1295,5 +1296,109 @@ CASES: list[dict[str, Any]] = [
         "steps": [["unroll", "j"]],
         "legal": True,
         "why": "unrolling keeps the original order of the reduction steps",
+    },
+    # ------------------------------------------------------------------ skew
+    # Skews rewrite a distance (.., d_o, .., d_x, ..) as d_x + f * d_o (with the
+    # already skewed d_o); tiling is legal once every component is >= 0.
+    {
+        "id": "jacobi1d-skew-tile",
+        "kernel": "jacobi_1d",
+        "steps": [
+            ["skew", "i", "t", 1],
+            ["block", "t", 2],
+            ["block", "i", 4],
+            ["reorder", ["t_t", "i_t", "t", "i"]],
+        ],
+        "legal": True,
+        "why": (
+            "i + t turns (1, -1), (1, 0), (1, 1) into (1, 0), (1, 1), (1, 2): the band is "
+            "permutable, so any rectangular tiling of it is legal"
+        ),
+    },
+    {
+        "id": "jacobi1d-skew-interchange",
+        "kernel": "jacobi_1d",
+        "steps": [["skew", "i", "t", 1], ["reorder", ["i", "t"]]],
+        "legal": True,
+        "why": (
+            "after i + t the distances are (1, 0), (1, 1), (1, 2); in (i, t) order (0, 1), "
+            "(1, 1), (2, 1) are all lexicographically positive"
+        ),
+    },
+    {
+        "id": "jacobi2d-skew-tile",
+        "kernel": "jacobi_2d",
+        "steps": [
+            ["skew", "i", "t", 1],
+            ["skew", "j", "t", 1],
+            ["block", "t", 2],
+            ["block", "i", 4],
+            ["block", "j", 4],
+            ["reorder", ["t_t", "i_t", "j_t", "t", "i", "j"]],
+        ],
+        "legal": True,
+        "why": (
+            "i + t and j + t map (1, 0, 0), (1, +-1, 0), (1, 0, +-1) to (1, 1, 1), (1, 2, 1), "
+            "(1, 0, 1), (1, 1, 2), (1, 1, 0): all components >= 0"
+        ),
+    },
+    {
+        "id": "jacobi2d-skew-i-only-tile",
+        "kernel": "jacobi_2d",
+        "steps": [
+            ["skew", "i", "t", 1],
+            ["block", "t", 2],
+            ["block", "i", 4],
+            ["block", "j", 4],
+            ["reorder", ["t_t", "i_t", "j_t", "t", "i", "j"]],
+        ],
+        "legal": False,
+        "why": (
+            "without skewing j, (1, 0, -1) becomes (1, 1, -1): it crosses a j-tile boundary "
+            "backwards inside one t tile and one i tile"
+        ),
+        "kind": "RAW",
+        "array": "A",
+        "kinds": ["RAW"],
+        # j tiles start at 1: [1, 5), [5, 7); both instances are in t tile 0 and in the
+        # i tile [1, 5) of the skewed i (1 + 0 and 1 + 1).
+        "witness_hint": "S0(t=0,i=1,j=5) writes A[1][1][5] read by S0(t=1,i=1,j=4)",
+    },
+    {
+        "id": "seidel2d-skew-tile",
+        "kernel": "seidel_2d",
+        "steps": [
+            ["skew", "i", "t", 1],
+            ["skew", "j", "t", 1],
+            ["skew", "j", "i", 1],
+            ["block", "t", 2],
+            ["block", "i", 2],
+            ["block", "j", 4],
+            ["reorder", ["t_t", "i_t", "j_t", "t", "i", "j"]],
+        ],
+        "legal": True,
+        "why": (
+            "(dt, di, dj) becomes (dt, di + dt, dj + di + 2 dt): (0, 1, -1) -> (0, 1, 0), "
+            "(1, -1, -1) -> (1, 0, 0), (1, 0, -1) -> (1, 1, 1), the others likewise >= 0"
+        ),
+    },
+    {
+        "id": "stencil-skew-interchange",
+        "kernel": "stencil_skew",
+        "steps": [["skew", "j", "i", 1], ["reorder", ["j", "i"]]],
+        "legal": True,
+        "why": "j + i turns (1, -1) into (1, 0), which is (0, 1) in (j, i) order",
+    },
+    {
+        "id": "stencil-skew-tile",
+        "kernel": "stencil_skew",
+        "steps": [
+            ["skew", "j", "i", 1],
+            ["block", "i", 2],
+            ["block", "j", 2],
+            ["reorder", ["i_t", "j_t", "i", "j"]],
+        ],
+        "legal": True,
+        "why": "after j + i the only distance is (1, 0): the band is permutable",
     },
 ]

@@ -431,14 +431,24 @@ class _Distances:
             self.delta.append(sets[0] if sets else None)
 
     def under(self, path: tuple[str, ...]) -> list[tuple[int, isl.Set]]:
-        """(dependence index, distances over `path`) for dependences inside `path`'s loop."""
+        """(dependence index, distances) for the dependences inside `path`'s loop.
+
+        The distances keep the dimensions of every common loop, `path`'s first:
+        constraints on those are cheap, projecting the others out is not (tile
+        and skewed loops make the sets full of integer divisions).
+        """
         out: list[tuple[int, isl.Set]] = []
         k = len(path)
         for i, (common, delta) in enumerate(zip(self.common, self.delta, strict=True)):
             if delta is None or common[:k] != path:
                 continue
-            out.append((i, delta.project_out(isl.dim_type.set, k, len(common) - k)))
+            out.append((i, delta))
         return out
+
+
+def _over(n: int, text: str) -> isl.Set:
+    """{ [x0, ..., x(n-1)] : text }, parsed once."""
+    return _parsed_set(f"{{ [{', '.join(f'x{i}' for i in range(n))}] : {text} }}")
 
 
 def _loop_verdict(
@@ -448,10 +458,7 @@ def _loop_verdict(
     innermost = not any(isinstance(b, SLoop) for b in node.body)
     info = sched.loop_info[name]
     k = len(path)
-    xs = [f"x{i}" for i in range(k)]
     outer = " and ".join(f"x{i} = 0" for i in range(k - 1)) or "true"
-    carried_set = _parsed_set(f"{{ [{', '.join(xs)}] : {outer} and x{k - 1} != 0 }}")
-    negative_set = _parsed_set(f"{{ [{', '.join(xs)}] : {outer} and x{k - 1} < 0 }}")
     carried: list[tuple[Dependence, isl.UnionMap]] = []
     lo: int | None = None
     hi: int | None = None
@@ -459,7 +466,8 @@ def _loop_verdict(
     names: list[str] = []
     pair: isl.UnionMap | None = None
     for i, delta in dist.under(path):
-        c = delta.intersect(carried_set)
+        n = delta.dim(isl.dim_type.set)
+        c = delta.intersect(_over(n, f"{outer} and x{k - 1} != 0"))
         if c.is_empty():
             continue
         d = dist.deps[i]
@@ -476,11 +484,11 @@ def _loop_verdict(
         label = f"{d.kind} on {d.array}" + (" (reduction)" if d.reduction else "")
         if label not in names:
             names.append(label)
-        dmin, dmax = _last_dim_range(isl.UnionSet.from_set(c), k)
+        dmin, dmax = _dim_range(c, k - 1)
         lo = dmin if lo is None or (dmin is not None and dmin < lo) else lo
         hi = dmax if hi is None or (dmax is not None and dmax > hi) else hi
         if not negative and (dmin is None or dmin < 0):
-            negative = not delta.intersect(negative_set).is_empty()
+            negative = not delta.intersect(_over(n, f"{outer} and x{k - 1} < 0")).is_empty()
     if not carried:
         status: LoopStatus = "parallel"
     elif negative:
@@ -495,37 +503,16 @@ def _loop_verdict(
     )
 
 
-def _last_dim_range(delta: isl.UnionSet, n: int) -> tuple[int | None, int | None]:
-    sets: list[isl.Set] = []
-    delta.foreach_set(sets.append)
-    lo: int | None = None
-    hi: int | None = None
-    for s in sets:
-        s = s.project_out(isl.dim_type.set, 0, n - 1)
-        if s.is_empty():
-            continue
-        mn, mx = s.lexmin(), s.lexmax()
-        a = _single_value(mn)
-        b = _single_value(mx)
-        if a is not None:
-            lo = a if lo is None else min(lo, a)
-        if b is not None:
-            hi = b if hi is None else max(hi, b)
-    return lo, hi
+def _dim_range(s: isl.Set, pos: int) -> tuple[int | None, int | None]:
+    """The smallest and largest value of dimension `pos` (None where unbounded)."""
 
-
-def _single_value(s: isl.Set) -> int | None:
-    pts: list[int] = []
-
-    def on(p: isl.Point) -> None:
-        pts.append(int(p.get_coordinate_val(isl.dim_type.set, 0).to_python()))
+    def value(v: isl.Val) -> int | None:
+        return int(v.to_python()) if v.is_int() else None
 
     try:
-        if s.is_bounded():
-            s.foreach_point(on)
+        return value(s.dim_min_val(pos)), value(s.dim_max_val(pos))
     except isl.Error:
-        return None
-    return pts[0] if len(pts) == 1 else None
+        return None, None
 
 
 def _bands(
@@ -559,9 +546,11 @@ def _bands(
 def _band_deltas(dist: _Distances, path: tuple[str, ...], chain: list[str]) -> isl.UnionSet | None:
     """Distance vectors (outer loops, then the chain) of the dependences inside the band."""
     full = (*path[:-1], *chain)
+    n = len(full)
     u: isl.UnionSet | None = None
     for _, delta in dist.under(full):
-        x = isl.UnionSet.from_set(delta)
+        extra = delta.dim(isl.dim_type.set) - n
+        x = isl.UnionSet.from_set(delta.project_out(isl.dim_type.set, n, extra) if extra else delta)
         u = x if u is None else u.union(x)
     return u
 
@@ -644,7 +633,10 @@ def _isl_skews(
     if deltas is None:
         return None
     distances = _inner_distances(deltas, n_out)
-    if distances is None:
+    # Distances with integer divisions (tile loops in the band) make isl's scheduler
+    # slow (half a second for a tiled 6-deep band), and a skew of point loops by
+    # tile loops is not what a user wants: those bands go to the search.
+    if distances is None or any(b.dim(isl.dim_type.div) for b in distances.get_basic_sets()):
         return None
     rel = _uniform_dependence(distances)
     dom = isl.UnionSet.from_set(isl.Set.universe(rel.get_space().domain()))
@@ -902,13 +894,10 @@ def _legal_order(
     path = paths[chain[-1]]
     n_out = len(path) - len(chain)
     col = {name: n_out + i for i, name in enumerate(chain)}
-    n = len(path)
-    xs = ", ".join(f"x{i}" for i in range(n))
-    outer = [f"x{i} = 0" for i in range(n_out)]
+    outer = " and ".join(f"x{i} = 0" for i in range(n_out)) or "true"
     remaining: list[isl.Set] = []
     for _, delta in dist.under(path):
-        if outer:
-            delta = delta.intersect(_parsed_set(f"{{ [{xs}] : {' and '.join(outer)} }}"))
+        delta = delta.intersect(_over(delta.dim(isl.dim_type.set), outer))
         if not delta.is_empty():
             remaining.append(delta)
     placed: list[str] = []
@@ -916,10 +905,18 @@ def _legal_order(
         for name in chain:
             if name in placed or not (_tile_loops(sched, name) & set(chain)) <= set(placed):
                 continue
-            neg = _parsed_set(f"{{ [{xs}] : x{col[name]} < 0 }}")
-            if all(d.intersect(neg).is_empty() for d in remaining):
-                zero = _parsed_set(f"{{ [{xs}] : x{col[name]} = 0 }}")
-                remaining = [r for r in (d.intersect(zero) for d in remaining) if not r.is_empty()]
+            x = f"x{col[name]}"
+            if all(
+                d.intersect(_over(d.dim(isl.dim_type.set), f"{x} < 0")).is_empty()
+                for d in remaining
+            ):
+                remaining = [
+                    r
+                    for r in (
+                        d.intersect(_over(d.dim(isl.dim_type.set), f"{x} = 0")) for d in remaining
+                    )
+                    if not r.is_empty()
+                ]
                 placed.append(name)
                 break
         else:

@@ -377,7 +377,10 @@ class Schedule:
                 + " (Krnl applies krnl.parallel and krnl.unroll last)",
             )
         taken = set(self.loop_info) - {loop}
-        tile_name, point_name = names or (_fresh(f"{loop}_t", taken), loop)
+        # A default tile name is also new to the earlier steps: to_krnl() writes a
+        # handle for every loop the steps made, so the names stay those handles' names.
+        used = taken | {x for st in self.steps for x in (*st.loops, *st.names)}
+        tile_name, point_name = names or (_fresh(f"{loop}_t", used), loop)
         tile_name, point_name = isl_name(tile_name), isl_name(point_name)
         if tile_name == point_name or tile_name in taken or point_name in taken:
             raise ScheduleError(
@@ -647,9 +650,9 @@ class Schedule:
         pos = {name: i for i, name in enumerate(new)}
         for name in new:
             info = self.loop_info[name]
-            if info.kind != "point":
-                # Only a point loop's bounds are its tile's value; other bounds that
-                # use a loop now inside (a skewed band) are shown as isl computes them.
+            if info.skew or info.isl_bounds:
+                # A skewed band (polykrnl's extension, not Krnl): bounds that use a
+                # loop now inside are shown as isl computes them.
                 continue
             for b in (*info.lbs, *info.ubs):
                 for r in b.operands:
@@ -660,7 +663,9 @@ class Schedule:
                             raise ScheduleError(
                                 f"the new order puts loop '{name}' outside loop '{carrier}', "
                                 f"but the bounds of '{name}' use the value of '{carrier}'",
-                                hint="a point loop must stay inside its tile loop",
+                                hint="a point loop must stay inside its tile loop"
+                                if info.kind == "point"
+                                else "as in Krnl, a loop must stay inside the loops its bounds use",
                             )
         top = self._node(chain[0])
         inner = top

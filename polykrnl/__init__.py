@@ -1,5 +1,7 @@
 """polykrnl: polyhedral loop transformation for ONNX-MLIR Krnl programs."""
 
+from polykrnl.codegen.kernel import NumpyKernel
+from polykrnl.codegen.kernel import register as _register_numpy
 from polykrnl.errors import (
     ArgumentError,
     BuilderError,
@@ -21,6 +23,7 @@ from polykrnl.model.verifier import verify
 from polykrnl.transforms.legality import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
 from polykrnl.transforms.recipe import check, schedule
+from polykrnl.transforms.recipe import compile_function as compile
 from polykrnl.transforms.schedule import Schedule
 
 __version__ = "0.1.0"
@@ -35,6 +38,7 @@ __all__ = [
     "LoopTree",
     "Module",
     "ModuleBuilder",
+    "NumpyKernel",
     "ParseError",
     "PolyProgram",
     "PolykrnlError",
@@ -45,6 +49,7 @@ __all__ = [
     "VerifyError",
     "__version__",
     "check",
+    "compile",
     "load",
     "parse",
     "poly_program",
@@ -53,3 +58,5 @@ __all__ = [
     "schedule",
     "verify",
 ]
+
+_register_numpy()

@@ -34,6 +34,7 @@ from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, pol
 from polykrnl.transforms.legality import LegalityReport
 from polykrnl.transforms.schedule import (
     Bound,
+    Kernel,
     LoopInfo,
     Ref,
     Schedule,
@@ -64,6 +65,16 @@ def schedule(fn: Function, *, force: bool = False) -> Schedule:
 def check(fn: Function) -> LegalityReport:
     """The legality report of `fn`'s Krnl recipe (never raises for illegality)."""
     return schedule_of(fn, recipe=True).check()
+
+
+def compile_function(fn: Function, target: str = "numpy", *, force: bool = False) -> Kernel:
+    """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``."""
+    if target != "numpy":
+        raise ScheduleError(
+            f"unknown target {target!r}",
+            hint="target='numpy' (PTO kernels: sched.to_pto(arch=...))",
+        )
+    return schedule(fn, force=force).to_numpy()
 
 
 def schedule_of(fn: object, recipe: bool = True) -> Schedule:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
 import islpy as isl
 from xdsl.ir.affine import (
@@ -156,6 +156,23 @@ class Step:
 
 
 # ------------------------------------------------------------------ schedule
+
+
+class Kernel(Protocol):
+    """What a code generator makes of a schedule (polykrnl.codegen.NumpyKernel)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def exact(self) -> bool: ...
+
+    def __call__(self, **arrays_and_params: Any) -> Any: ...
+
+
+# Code generators come after transforms in the pipeline: the codegen package
+# registers its NumPy backend here when it is imported (by `import polykrnl`).
+NUMPY_BACKEND: list[Callable[[Schedule, bool, bool], Kernel]] = []
 
 
 @dataclass(frozen=True, eq=False)
@@ -800,6 +817,24 @@ class Schedule:
         from polykrnl.transforms.legality import check
 
         return check(self)
+
+    def to_numpy(self, *, vectorize: bool = True, reassociate: bool = True) -> Kernel:
+        """This schedule as a NumPy kernel (built and compiled once per schedule and options).
+
+        `reassociate=False` keeps every reduction in its order (bit-exact with the
+        reference; contractions then run as sequential loops of array updates).
+        """
+        key = (vectorize, reassociate)
+        found = self._numpy_kernels.get(key)
+        if found is None:
+            if not NUMPY_BACKEND:
+                import polykrnl  # noqa: F401  (the package registers its code generator)
+            found = self._numpy_kernels[key] = NUMPY_BACKEND[0](self, vectorize, reassociate)
+        return found
+
+    @cached_property
+    def _numpy_kernels(self) -> dict[tuple[bool, bool], Kernel]:
+        return {}
 
     def to_krnl(self) -> str:
         """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""

@@ -1,0 +1,250 @@
+"""isl's AST of a Schedule, translated into Python `ast` nodes.
+
+isl generates the loops (``AstBuild.node_from_schedule`` on the schedule
+tree); each loop comes out under the mark that names it, so its iterator is
+written with the Krnl loop's name. Every isl expression kind becomes Python
+on ints: ``fdiv_q`` / ``pdiv_q`` / ``div`` as ``//`` (floor division is exact
+for the divisions isl marks exact and right for its floor divisions),
+``pdiv_r`` / ``zdiv_r`` as ``%`` (isl only compares ``zdiv_r`` with 0, where
+the sign convention does not matter), min / max as the builtins, select /
+cond as a conditional expression.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import islpy as isl
+
+from polykrnl.errors import UnsupportedError
+
+# A user statement: its name and the Python expressions of its domain dims.
+EmitUser = Callable[[str, list[ast.expr]], list[ast.stmt]]
+
+# islpy's names that its type stubs lack (Python keywords get a trailing underscore).
+_FOR = isl.ast_node_type.for_  # type: ignore[attr-defined]
+_IF = isl.ast_node_type.if_  # type: ignore[attr-defined]
+_AND = isl.ast_expr_op_type.and_  # type: ignore[attr-defined]
+_OR = isl.ast_expr_op_type.or_  # type: ignore[attr-defined]
+
+_BIN: dict[Any, ast.operator] = {
+    isl.ast_expr_op_type.add: ast.Add(),
+    isl.ast_expr_op_type.sub: ast.Sub(),
+    isl.ast_expr_op_type.mul: ast.Mult(),
+    isl.ast_expr_op_type.div: ast.FloorDiv(),
+    isl.ast_expr_op_type.fdiv_q: ast.FloorDiv(),
+    isl.ast_expr_op_type.pdiv_q: ast.FloorDiv(),
+    isl.ast_expr_op_type.pdiv_r: ast.Mod(),
+    isl.ast_expr_op_type.zdiv_r: ast.Mod(),
+}
+_CMP: dict[Any, ast.cmpop] = {
+    isl.ast_expr_op_type.eq: ast.Eq(),
+    isl.ast_expr_op_type.le: ast.LtE(),
+    isl.ast_expr_op_type.lt: ast.Lt(),
+    isl.ast_expr_op_type.ge: ast.GtE(),
+    isl.ast_expr_op_type.gt: ast.Gt(),
+}
+
+
+def build_ast(tree: isl.Schedule, context: isl.Set | None = None) -> isl.AstNode:
+    """isl's AST of a schedule tree (loops for its bands, in its order)."""
+    if context is None:
+        context = tree.get_domain().params()
+    build = isl.AstBuild.from_context(context)
+    return build.node_from_schedule(tree)
+
+
+def python_name(name: str) -> str:
+    """A Python identifier for a Krnl name (`%i_t`, `i.0`)."""
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name.lstrip("%"))
+    if not out or out[0].isdigit():
+        out = "_" + out
+    return out + "_" if keyword.iskeyword(out) else out
+
+
+@dataclass
+class Translator:
+    """isl AST -> Python statements, with loop iterators named after their marks."""
+
+    emit_user: EmitUser
+    # Asked at every loop: Python statements that replace the whole loop (the
+    # vectorizer), or None to write it as a loop.
+    replace_loop: Callable[[Translator, isl.AstNode, str | None], list[ast.stmt] | None] | None = (
+        None
+    )
+    # isl iterator / parameter name -> Python name
+    names: dict[str, str] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+    # loop name -> (iterator, comment) of the loops made, for the vectorizer and the header
+    loops: list[str] = field(default_factory=list)
+    _pending_mark: str | None = None
+
+    def fresh(self, base: str) -> str:
+        name = python_name(base)
+        n = 0
+        out = name
+        while out in self.taken:
+            n += 1
+            out = f"{name}_{n}"
+        self.taken.add(out)
+        return out
+
+    # -- nodes
+    def node(self, n: isl.AstNode) -> list[ast.stmt]:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            out: list[ast.stmt] = []
+            children = n.block_get_children()
+            for i in range(children.n_ast_node()):
+                out += self.node(children.get_at(i))
+            return out
+        if t == isl.ast_node_type.mark:
+            mark = n.mark_get_id().get_name()
+            self._pending_mark = mark
+            return self.node(n.mark_get_node())
+        if t == _FOR:
+            return self.for_node(n)
+        if t == _IF:
+            return self.if_node(n)
+        if t == isl.ast_node_type.user:
+            call = n.user_get_expr()
+            stmt = call.op_get_arg(0).id_get_id().get_name()
+            args = [self.expr(call.op_get_arg(i)) for i in range(1, call.op_get_n_arg())]
+            return self.emit_user(stmt, args)
+        raise UnsupportedError(f"isl produced an AST node polykrnl does not translate: {t}")
+
+    def for_node(self, n: isl.AstNode) -> list[ast.stmt]:
+        mark, self._pending_mark = self._pending_mark, None
+        if self.replace_loop is not None:
+            replaced = self.replace_loop(self, n, mark)
+            if replaced is not None:
+                return replaced
+        it = n.for_get_iterator().id_get_id().get_name()
+        name = self.fresh(mark or it)
+        self.loops.append(name)
+        init = self.expr(n.for_get_init())
+        inc = self.expr(n.for_get_inc())
+        outer = self.names.get(it)
+        self.names[it] = name
+        cond = n.for_get_cond()
+        body = self.node(n.for_get_body()) or [ast.Pass()]
+        stop = self._range_stop(cond, it)
+        if outer is None:
+            del self.names[it]
+        else:
+            self.names[it] = outer
+        target = ast.Name(name, ast.Store())
+        if stop is not None:
+            zero = isinstance(init, ast.Constant) and init.value == 0
+            args = [init, stop] if not _is_one(inc) or not zero else [stop]
+            if not _is_one(inc):
+                args.append(inc)
+            rng = ast.Call(ast.Name("range", ast.Load()), args, [])
+            return [ast.For(target, rng, body, [])]
+        # A condition that is not a bound on the iterator: a while loop.
+        self.names[it] = name
+        test = self.expr(cond)
+        self.names.pop(it)
+        step = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), inc)
+        return [ast.Assign([target], init), ast.While(test, [*body, step], [])]
+
+    def bounds(self, n: isl.AstNode) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
+        """(isl iterator, start, stop, step) of a for node whose condition bounds it."""
+        it = n.for_get_iterator().id_get_id().get_name()
+        start = self.expr(n.for_get_init())
+        self.names[it] = it
+        try:
+            stop = self._range_stop(n.for_get_cond(), it)
+        finally:
+            del self.names[it]
+        if stop is None:
+            return None
+        return it, start, stop, self.expr(n.for_get_inc())
+
+    def _range_stop(self, cond: isl.AstExpr, it: str) -> ast.expr | None:
+        if cond.get_type() != isl.ast_expr_type.op:
+            return None
+        op = cond.get_op_type()
+        if op not in (isl.ast_expr_op_type.le, isl.ast_expr_op_type.lt):
+            return None
+        lhs = cond.op_get_arg(0)
+        if lhs.get_type() != isl.ast_expr_type.id or lhs.id_get_id().get_name() != it:
+            return None
+        saved = self.names.pop(it)
+        try:
+            rhs = self.expr(cond.op_get_arg(1))
+        finally:
+            self.names[it] = saved
+        if op == isl.ast_expr_op_type.le:
+            return _plus_one(rhs)
+        return rhs
+
+    def if_node(self, n: isl.AstNode) -> list[ast.stmt]:
+        test = self.expr(n.if_get_cond())
+        then = self.node(n.if_get_then_node()) or [ast.Pass()]
+        orelse = self.node(n.if_get_else_node()) if n.if_has_else_node() else []
+        return [ast.If(test, then, orelse)]
+
+    # -- expressions
+    def expr(self, e: isl.AstExpr) -> ast.expr:
+        t = e.get_type()
+        if t == isl.ast_expr_type.int:
+            return ast.Constant(int(e.int_get_val().to_python()))
+        if t == isl.ast_expr_type.id:
+            name = e.id_get_id().get_name()
+            return ast.Name(self.names.get(name, python_name(name)), ast.Load())
+        op = e.get_op_type()
+        args = [self.expr(e.op_get_arg(i)) for i in range(e.op_get_n_arg())]
+        if op in _BIN:
+            return ast.BinOp(args[0], _BIN[op], args[1])
+        if op in _CMP:
+            return ast.Compare(args[0], [_CMP[op]], [args[1]])
+        if op == isl.ast_expr_op_type.minus:
+            return ast.UnaryOp(ast.USub(), args[0])
+        if op in (isl.ast_expr_op_type.min, isl.ast_expr_op_type.max):
+            f = "min" if op == isl.ast_expr_op_type.min else "max"
+            return ast.Call(ast.Name(f, ast.Load()), args, [])
+        if op in (_AND, isl.ast_expr_op_type.and_then):
+            return ast.BoolOp(ast.And(), args)
+        if op in (_OR, isl.ast_expr_op_type.or_else):
+            return ast.BoolOp(ast.Or(), args)
+        if op in (isl.ast_expr_op_type.cond, isl.ast_expr_op_type.select):
+            return ast.IfExp(args[0], args[1], args[2])
+        raise UnsupportedError(f"isl produced an expression polykrnl does not translate: {op}")
+
+
+def _is_one(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value == 1
+
+
+def _plus_one(e: ast.expr) -> ast.expr:
+    """`e + 1`, folded into a trailing constant (`n - 1 + 1` -> `n`)."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return ast.Constant(e.value + 1)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("min", "max"):
+        return ast.Call(e.func, [_plus_one(a) for a in e.args], [])
+    if isinstance(e, ast.BinOp) and isinstance(e.right, ast.Constant):
+        c = e.right.value
+        if isinstance(c, int) and isinstance(e.op, ast.Add | ast.Sub):
+            v = c + 1 if isinstance(e.op, ast.Add) else -c + 1
+            if v == 0:
+                return e.left
+            return ast.BinOp(e.left, ast.Add() if v > 0 else ast.Sub(), ast.Constant(abs(v)))
+    return ast.BinOp(e, ast.Add(), ast.Constant(1))
+
+
+def expr_of_pw_aff(pa: isl.PwAff, names: Sequence[str]) -> ast.expr:
+    """A Python expression of a piecewise quasi-affine function of the dims `names`."""
+    n = pa.dim(isl.dim_type.in_)
+    for i in range(n):
+        pa = pa.set_dim_id(isl.dim_type.in_, i, isl.Id(f"__d{i}", context=pa.get_ctx()))
+    pa = pa.move_dims(isl.dim_type.param, pa.dim(isl.dim_type.param), isl.dim_type.in_, 0, n)
+    pa = pa.reset_tuple_id(isl.dim_type.in_)
+    build = isl.AstBuild.from_context(isl.Set.universe(pa.get_domain_space()))
+    tr = Translator(lambda _s, _a: [])
+    tr.names.update({f"__d{i}": name for i, name in enumerate(names)})
+    return tr.expr(build.expr_from_pw_aff(pa))

@@ -1,0 +1,258 @@
+"""NumpyKernel: a Schedule as a Python function over NumPy arrays.
+
+``sched.to_numpy()`` builds isl's AST of the schedule, writes it as Python
+(loops named after the Krnl loops, statements with the interpreter's op
+semantics), and compiles it once. Calling the kernel checks the arguments
+like ``pk.run_reference`` does (names, shapes, dtypes), updates memref
+arguments in place and returns the function's results.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.ir import BlockArgument, SSAValue
+
+from polykrnl.codegen import scalar_ops
+from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
+from polykrnl.codegen.memory_ops import HELPERS
+from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
+from polykrnl.codegen.vectorize import COMMENT, Vectorizer
+from polykrnl.errors import UnsupportedError
+from polykrnl.model.interpreter import Interpreter, handed_back
+
+if TYPE_CHECKING:
+    from polykrnl.transforms.schedule import Schedule
+
+
+@dataclass(frozen=True, eq=False)
+class NumpyKernel:
+    """A compiled kernel: `.source` (Python text) and `__call__(**arrays_and_params)`."""
+
+    schedule: Schedule = field(repr=False)
+    source: str
+    entry: str  # the name of the generated function in `source`
+    # False when a reduction was reassociated (a contraction as np.einsum): floating-
+    # point results then differ from the reference in the last bits.
+    exact: bool = True
+    helpers: frozenset[str] = frozenset()  # the helper functions the source defines
+    function_source: str = ""  # the generated functions alone (for a caller's module)
+
+    @cached_property
+    def _function(self) -> Any:
+        namespace: dict[str, Any] = {}
+        exec(compile(self.source, f"<polykrnl kernel {self.entry}>", "exec"), namespace)
+        return namespace[self.entry]
+
+    def __call__(self, **arrays_and_params: Any) -> Any:
+        fn = self.schedule.program.function
+        values, writeback = Interpreter(fn.module)._bind_arguments(fn, arrays_and_params)
+        with np.errstate(all="ignore"):
+            results = self._function(*values)
+        if results is None:
+            results = ()
+        elif not isinstance(results, tuple):
+            results = (results,)
+        return handed_back(fn, list(results), writeback)
+
+    def __repr__(self) -> str:
+        lines = self.source.count("\n")
+        return f"<NumpyKernel @{self.schedule.program.function.name}: {lines} lines>"
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<div><b>NumpyKernel @{html.escape(self.schedule.program.function.name)}</b>"
+            f"<pre>{html.escape(self.source)}</pre></div>"
+        )
+
+
+def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) -> NumpyKernel:
+    """The NumPy kernel of a schedule.
+
+    `vectorize=False` keeps every loop a Python loop; `reassociate=False` keeps
+    reductions in their order (bit-exact results, slower contractions).
+    """
+    program = sched.program
+    fn = program.function
+    names = Names()
+    names.taken.update({"np", "range", "min", "max"})
+    args: dict[SSAValue, str] = {}
+    params: list[str] = []
+    for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
+        args[arg] = names.fresh(a.name)
+        params.append(args[arg])
+    state = KernelState(program, names, args)
+    callees: dict[str, NumpyKernel] = {}
+
+    def call_target(callee: str) -> str:
+        if callee not in callees:
+            target = next((f for f in fn.module.functions if f.name == callee), None)
+            if target is None or callee == fn.name:
+                raise UnsupportedError(
+                    f"NumPy code generation: func.call to @{callee}"
+                    + (" (recursion)" if target is not None else ", which the module lacks"),
+                    location=fn.location(fn.op),
+                    hint="run it with pk.run_reference",
+                )
+            from polykrnl.transforms.recipe import schedule
+
+            callees[callee] = to_numpy(schedule(target), vectorize, reassociate)
+            names.taken.add(callees[callee].entry)
+        return callees[callee].entry
+
+    state.call_target = call_target
+    prologue: list[ast.stmt] = []
+    by_value = {p: v for v, p in program.symbols.items()}
+    for p in program.params:
+        py = python_name(p)
+        v = by_value.get(p)
+        if v is not None and v in args:
+            if args[v] != py:
+                prologue.append(assign(names.fresh(py), name(args[v])))
+            continue
+        display = program.param_display.get(p, p)
+        if "." in display:
+            arr_name, dim = display.rsplit(".", 1)
+            arr = next((n for x, n in args.items() if x.name_hint == arr_name), None)
+            if arr is not None:
+                names.taken.add(py)
+                shape = ast.Attribute(name(arr), "shape", ast.Load())
+                prologue.append(assign(py, ast.Subscript(shape, ast.Constant(int(dim)))))
+                if v is not None:
+                    args[v] = py
+                continue
+        raise UnsupportedError(
+            f"NumPy code generation: the parameter {display} of @{fn.name} is computed "
+            "inside the function",
+            location=fn.location(fn.op),
+            hint="pass the size as an index argument",
+        )
+    stmts = {s.name: s for s in program.statements}
+    translator = Translator(
+        lambda s, dims: StatementWriter(state, stmts[s], dims).write(), taken=names.taken
+    )
+    report = sched.check() if vectorize else None
+    # An illegal schedule (made with force=True) runs as written: scalar loops.
+    vectorizer: Vectorizer | None = None
+    if report is not None and report.legal:
+        vectorizer = Vectorizer(
+            state,
+            stmts,
+            {lv.loop: lv.status for lv in report.loops},
+            {lv.loop: lv.why_not_vectorizable for lv in report.loops},
+            reassociate=reassociate,
+        )
+        translator.replace_loop = vectorizer
+    body = translator.node(build_ast(sched.tree))
+    inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
+    returns = _returns(state, fn)
+    entry = names.fresh(f"kernel_{fn.name}")
+    func = ast.FunctionDef(
+        entry,
+        ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
+        [*prologue, *inits, *body, *returns] or [ast.Pass()],
+        [],
+        None,
+    )
+    for c in callees.values():
+        state.helpers |= c.helpers
+    helpers = _with_deps(state.helpers)
+    module = ast.Module([func], [])
+    ast.fix_missing_locations(module)
+    header = "\n".join(
+        [
+            f"# polykrnl NumPy kernel of @{fn.name}",
+            "# schedule:",
+            *(f"#   {line}" for line in str(sched.loops()).splitlines()),
+            "import numpy as np",
+            "",
+            *(scalar_ops.PRELUDE.get(h) or HELPERS[h] for h in helpers),
+            "",
+            *(c.function_source for c in callees.values()),
+        ]
+    )
+    function_source = _with_comments(ast.unparse(module)) + "\n"
+    exact = vectorizer is None or not vectorizer.reassociated
+    exact = exact and all(c.exact for c in callees.values())
+    return NumpyKernel(
+        sched,
+        header + "\n" + function_source,
+        entry,
+        exact,
+        frozenset(state.helpers),
+        "".join(c.function_source for c in callees.values()) + function_source,
+    )
+
+
+def _with_comments(source: str) -> str:
+    """The comment statements of the vectorizer as `#` lines."""
+    out = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        text = _comment_text(stripped) if COMMENT in stripped else None
+        if text is None:
+            out.append(line)
+        else:
+            out.append(f"{line[: len(line) - len(stripped)]}# {text}")
+    return "\n".join(out)
+
+
+def _comment_text(stripped: str) -> str | None:
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(value, str) and value.startswith(COMMENT):
+        return value[len(COMMENT) :]
+    return None
+
+
+def _with_deps(helpers: set[str]) -> list[str]:
+    out: list[str] = []
+
+    def add(h: str) -> None:
+        if h in out:
+            return
+        for d in scalar_ops.HELPER_DEPS.get(h, ()):
+            add(d)
+        out.append(h)
+
+    for h in sorted(helpers):
+        add(h)
+    return out
+
+
+def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
+    term = fn.op.body.block.last_op
+    if term is None or term.name != "func.return" or not term.operands:
+        return []
+    out: list[ast.expr] = []
+    for v in term.operands:
+        if v in state.program.virtual:
+            out.append(ast.Subscript(name(state.dict_of(v)), ast.Tuple([], ast.Load())))
+        elif isinstance(v, BlockArgument) and v in state.args:
+            out.append(name(state.args[v]))
+        else:
+            raise UnsupportedError(
+                "NumPy code generation: cannot return a value computed outside the loops",
+                location=fn.location(term),
+                hint="return values computed by krnl.iterate iter_args or arguments",
+            )
+    value = out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
+    return [ast.Return(value)]
+
+
+def _backend(sched: Schedule, vectorize: bool, reassociate: bool) -> NumpyKernel:
+    return to_numpy(sched, vectorize, reassociate)
+
+
+def register() -> None:
+    """Make Schedule.to_numpy() use this generator (done when polykrnl is imported)."""
+    from polykrnl.transforms.schedule import NUMPY_BACKEND
+
+    NUMPY_BACKEND[:] = [_backend]

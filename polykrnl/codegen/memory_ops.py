@@ -1,0 +1,156 @@
+"""Krnl's memory ops in generated kernels: helper functions written into the module.
+
+Each helper has the interpreter's semantics (``polykrnl/model/interpreter.py``)
+for in-bounds operands; the bounds checks are the interpreter's job (a kernel
+run with out-of-bounds starts is undefined, as in the compiled code).
+The kernels call them with the op's static attributes as constants.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from xdsl.ir import Operation, SSAValue
+
+from polykrnl.model import dialect as k
+from polykrnl.model.ir import int_list
+
+HELPERS: dict[str, str] = {
+    "_pk_memcpy": """\
+def _pk_memcpy(dest, src, n, d0, s0):
+    # .flat is row-major even for views; the read is a copy (memmove semantics)
+    dest.flat[d0:d0 + n] = src.flat[s0:s0 + n]
+""",
+    "_pk_copy_to_tile": """\
+def _pk_copy_to_tile(buf, src, starts, pad, tile, pads, transpose):
+    off = src.ndim - buf.ndim
+    tile = tile or buf.shape
+    pads = pads or (1,) * buf.ndim
+    src_dim = list(range(src.ndim))
+    if transpose:
+        src_dim[-2], src_dim[-1] = src_dim[-1], src_dim[-2]
+    read = []
+    ext = []
+    for d in range(buf.ndim):
+        s = src_dim[off + d]
+        r = max(0, min(src.shape[s] - starts[s], tile[d]))
+        read.append(r)
+        p = pads[d]
+        ext.append(tile[d] if p == tile[d] else min(-(-r // p) * p, tile[d]))
+    buf[tuple(slice(0, e) for e in ext)] = pad
+    index = [starts[s] for s in range(off)]
+    for s in range(off, src.ndim):
+        d = src_dim.index(s) - off
+        index.append(slice(starts[s], starts[s] + read[d]))
+    block = src[tuple(index)]
+    if transpose:
+        block = np.swapaxes(block, -1, -2)
+    buf[tuple(slice(0, r) for r in read)] = block
+""",
+    "_pk_copy_from_tile": """\
+def _pk_copy_from_tile(buf, dest, starts, tile):
+    off = dest.ndim - buf.ndim
+    tile = tile or buf.shape
+    index = [starts[s] for s in range(off)]
+    sizes = []
+    for s in range(off, dest.ndim):
+        w = max(0, min(dest.shape[s] - starts[s], tile[s - off]))
+        sizes.append(w)
+        index.append(slice(starts[s], starts[s] + w))
+    dest[tuple(index)] = buf[tuple(slice(0, w) for w in sizes)]
+""",
+    "_pk_matmul": """\
+def _pk_matmul(A, B, C, a_mem, b_mem, c_mem, starts, ubs, compute):
+    i0, j0, k0 = starts
+    ni = max(0, min(ubs[0] - i0, compute[0]))
+    nj = max(0, min(ubs[1] - j0, compute[1]))
+    nk = max(0, min(ubs[2] - k0, compute[2]))
+    if ni == 0 or nj == 0:
+        return
+
+    def block(arr, mem, r0, c0, nr, nc):
+        return arr[(*mem[:-2], slice(r0, r0 + nr), slice(c0, c0 + nc))]
+
+    a = block(A, a_mem, i0 - a_mem[-2], k0 - a_mem[-1], ni, nk)
+    b = block(B, b_mem, k0 - b_mem[-2], j0 - b_mem[-1], nk, nj)
+    c = block(C, c_mem, i0 - c_mem[-2], j0 - c_mem[-1], ni, nj)
+    acc = c.copy()
+    for kk in range(nk):
+        # one multiply and one add per k in C's type: the scalar loop's roundings
+        acc = np.multiply(a[:, kk:kk + 1], b[kk:kk + 1, :], dtype=C.dtype) + acc
+    c[...] = acc
+""",
+}
+
+
+def _ints(vals: list[int] | None) -> ast.expr:
+    if vals is None:
+        return ast.Constant(None)
+    return ast.Tuple([ast.Constant(v) for v in vals], ast.Load())
+
+
+def _tuple(xs: list[ast.expr]) -> ast.Tuple:
+    return ast.Tuple(xs, ast.Load())
+
+
+def memory_call(
+    op: Operation, value: Callable[[SSAValue], ast.expr]
+) -> tuple[str, ast.expr] | None:
+    """(helper, call expression) for a Krnl memory op, or None if `op` is not one."""
+    if isinstance(op, k.MemcpyOp):
+        args = [value(x) for x in (op.dest, op.src, op.num_elems, op.dest_offset, op.src_offset)]
+        return "_pk_memcpy", _call("_pk_memcpy", args)
+    if isinstance(op, k.CopyToTileBufferOp):
+        transpose = op.transpose is not None and bool(op.transpose.value.data)
+        args = [
+            value(op.buffer),
+            value(op.source),
+            _tuple([value(x) for x in op.starts]),
+            value(op.padValue),
+            _ints(int_list(op.tileSize)),
+            _ints(int_list(op.padToNext)),
+            ast.Constant(transpose),
+        ]
+        return "_pk_copy_to_tile", _call("_pk_copy_to_tile", args)
+    if isinstance(op, k.CopyFromTileBufferOp):
+        args = [
+            value(op.buffer),
+            value(op.dest),
+            _tuple([value(x) for x in op.starts]),
+            _ints(int_list(op.tileSize)),
+        ]
+        return "_pk_copy_from_tile", _call("_pk_copy_from_tile", args)
+    if isinstance(op, k.MatMulOp):
+        a_t, c_t = op.A.type, op.C.type
+        shape_a = list(a_t.get_shape())  # type: ignore[attr-defined]
+        shape_c = list(c_t.get_shape())  # type: ignore[attr-defined]
+        a_tile = int_list(op.aTileSize) or shape_a[-2:]
+        c_tile = int_list(op.cTileSize) or shape_c[-2:]
+        compute = int_list(op.computeTileSize) or [c_tile[0], c_tile[1], a_tile[1]]
+        args = [
+            value(op.A),
+            value(op.B),
+            value(op.C),
+            _tuple([value(x) for x in op.aGlobalIndexMemStart]),
+            _tuple([value(x) for x in op.bGlobalIndexMemStart]),
+            _tuple([value(x) for x in op.cGlobalIndexMemStart]),
+            _tuple(
+                [
+                    value(x)
+                    for x in (
+                        op.iGlobalIndexComputeStart,
+                        op.jGlobalIndexComputeStart,
+                        op.kGlobalIndexComputeStart,
+                    )
+                ]
+            ),
+            _tuple([value(x) for x in (op.iGlobalUB, op.jGlobalUB, op.kGlobalUB)]),
+            _ints(compute),
+        ]
+        return "_pk_matmul", _call("_pk_matmul", args)
+    return None
+
+
+def _call(fn: str, args: list[ast.expr]) -> ast.Call:
+    return ast.Call(ast.Name(fn, ast.Load()), args, [])

@@ -1,0 +1,604 @@
+"""The Python code of one statement instance, with the interpreter's semantics.
+
+A statement's ops run in order on local variables. Values that cross
+statements (loaded values kept for later, iter_args, iterate results, buffers
+allocated inside loops) live in one dict per value, keyed by the iteration of
+the loops around their definition, exactly as in ``poly_exec``: that stays
+right in any legal order, including orders that interleave iterations.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import islpy as isl
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+
+from polykrnl.codegen import scalar_ops
+from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
+from polykrnl.codegen.memory_ops import memory_call
+from polykrnl.errors import UnsupportedError
+from polykrnl.model import dialect as k
+from polykrnl.model.interpreter import memref_dtype, scalar_dtype
+from polykrnl.model.poly import PolyProgram, Statement, _is_pure
+
+
+def name(x: str) -> ast.Name:
+    return ast.Name(x, ast.Load())
+
+
+def store(x: str) -> ast.Name:
+    return ast.Name(x, ast.Store())
+
+
+def call(fn: str, *args: ast.expr) -> ast.Call:
+    """`fn(args)`; `fn` may be dotted (`np.zeros`)."""
+    parts = fn.split(".")
+    f: ast.expr = name(parts[0])
+    for p in parts[1:]:
+        f = ast.Attribute(f, p, ast.Load())
+    return ast.Call(f, list(args), [])
+
+
+def const(v: Any) -> ast.Constant:
+    return ast.Constant(v)
+
+
+def assign(target: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign([store(target)], value)
+
+
+@dataclass
+class Names:
+    """Unique Python names for the kernel's locals."""
+
+    taken: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        b = python_name(base)
+        out, n = b, 0
+        while out in self.taken:
+            n += 1
+            out = f"{b}_{n}"
+        self.taken.add(out)
+        return out
+
+
+@dataclass
+class KernelState:
+    """What every statement shares: the program, argument names, the value dicts."""
+
+    program: PolyProgram
+    names: Names
+    args: dict[SSAValue, str]  # function arguments and parameters -> Python names
+    # Values that cross statements -> the dict holding them. Virtual arrays are shared
+    # by the values they hold (iter_args, the yield and the iterate's results).
+    dicts: dict[SSAValue | str, str] = field(default_factory=dict)
+    helpers: set[str] = field(default_factory=set)
+    loop_exprs: dict[str, list[isl.PwAff]] = field(default_factory=dict)
+    # func.call: callee name -> the name of its generated function (set by the kernel).
+    call_target: Callable[[str], str] | None = None
+
+    def dict_of(self, v: SSAValue) -> str:
+        key: SSAValue | str = self.program.virtual[v][0] if v in self.program.virtual else v
+        if key not in self.dicts:
+            base = key if isinstance(key, str) else key.name_hint or "v"
+            self.dicts[key] = self.names.fresh(f"_{base}_at")
+        return self.dicts[key]
+
+    def loop_pw_affs(self, s: Statement) -> list[isl.PwAff]:
+        if s.name not in self.loop_exprs:
+            pma = isl.PwMultiAff.from_map(s.loop_values)
+            self.loop_exprs[s.name] = [pma.get_pw_aff(i) for i in range(len(s.loops))]
+        return self.loop_exprs[s.name]
+
+
+class NotVectorizable(Exception):
+    """Raised in vector mode by what has no array form; the loop stays scalar."""
+
+
+@dataclass(frozen=True)
+class VecIter:
+    """A vectorized loop: its iterator is an arange along `axis` of `rank` axes."""
+
+    name: str
+    start: ast.expr
+    stop: ast.expr
+    axis: int
+    rank: int
+    length: str  # the Python name holding stop - start
+
+
+class StatementWriter:
+    """The Python statements of one instance of `s`, its dims bound to `dims`.
+
+    With `vec`, some loop iterators are arrays (one axis per vectorized loop) and
+    the statement runs for all their iterations at once.
+    """
+
+    def __init__(
+        self,
+        state: KernelState,
+        s: Statement,
+        dims: list[ast.expr],
+        vec: dict[str, VecIter] | None = None,
+    ) -> None:
+        self.st = state
+        self.s = s
+        self.vec = vec or {}
+        self.out: list[ast.stmt] = []
+        self.env: dict[SSAValue, ast.expr] = dict((v, name(n)) for v, n in state.args.items())
+        self.dim_names: list[str] = []
+        for d, e in zip(s.dims, dims, strict=True):
+            if isinstance(e, ast.Name):
+                self.dim_names.append(e.id)
+            else:
+                local = state.names.fresh(d)
+                self.out.append(assign(local, e))
+                self.dim_names.append(local)
+        self._loop_cache: dict[str, ast.expr] = {}
+        # Names whose values are arrays over the vectorized loops.
+        self._vec_locals: set[str] = set(self.vec)
+        for d, e in zip(self.dim_names, dims, strict=True):
+            if not isinstance(e, ast.Name) and self.vector_names(e):
+                self._vec_locals.add(d)
+
+    # -- loop values
+    def loop_value(self, loop: str) -> ast.expr:
+        """The value the program's loop `loop` has for this instance."""
+        if loop not in self._loop_cache:
+            pa = self.st.loop_pw_affs(self.s)[self.s.loops.index(loop)]
+            e = expr_of_pw_aff(pa, self.dim_names)
+            if not isinstance(e, ast.Name | ast.Constant):
+                local = self.st.names.fresh(python_name(loop) + "_v")
+                self.out.append(assign(local, e))
+                e = name(local)
+            self._loop_cache[loop] = e
+        return self._loop_cache[loop]
+
+    def key(self, def_loops: tuple[str, ...]) -> ast.expr:
+        parts = [self.loop_value(lp) for lp in def_loops]
+        if any(self.vector_names(p) for p in parts):
+            raise NotVectorizable("a value kept per iteration of a vectorized loop")
+        return ast.Tuple(parts, ast.Load())
+
+    def vector_names(self, e: ast.expr) -> set[str]:
+        """The vectorized iterators (or locals computed from them) `e` uses."""
+        return {x.id for x in ast.walk(e) if isinstance(x, ast.Name) and x.id in self.vec_locals}
+
+    @property
+    def vec_locals(self) -> set[str]:
+        return self._vec_locals
+
+    # -- values
+    def value(self, v: SSAValue) -> ast.expr:
+        found = self.env.get(v)
+        if found is not None:
+            return found
+        program = self.st.program
+        if v in program.virtual:
+            _arr, def_loops = program.virtual[v]
+            e = ast.Subscript(name(self.st.dict_of(v)), self.key(def_loops), ast.Load())
+            return self.bind(v, e)
+        if isinstance(v, BlockArgument):
+            origin = program.nest.origin_of_iv.get(v)
+            if origin is not None and origin.carrier is not None:
+                loop = program.loop_names[origin.carrier]
+                if loop in self.s.loops:
+                    return self.loop_value(loop)
+            raise self.unsupported(f"{_describe(v)} is not available to {self.s.label}")
+        assert isinstance(v, OpResult)
+        op = v.op
+        if isinstance(op, k.GetInductionVarValueOp):
+            for h, r in zip(op.loops, op.results, strict=True):
+                handle_loop = program.handle_names.get(h)
+                if handle_loop is None or handle_loop not in self.s.loops:
+                    raise self.unsupported(
+                        f"krnl.get_induction_var_value of a loop around no statement of "
+                        f"{self.s.label}"
+                    )
+                self.env[r] = self.loop_value(handle_loop)
+            return self.env[v]
+        if _is_pure(op) and not isinstance(op, k.IterateOp):
+            self.op(op)
+            return self.env[v]
+        if isinstance(v.type, MemRefType):
+            # A buffer allocated by another statement (inside loops: one per iteration).
+            d = next((x for x in program.statements if x.anchor is op), None)
+            if d is not None:
+                e = ast.Subscript(name(self.st.dict_of(v)), self.key(d.dim_loops), ast.Load())
+                return self.bind(v, e)
+        raise self.unsupported(f"{_describe(v)} is not available to {self.s.label}")
+
+    def bind(self, v: SSAValue, e: ast.expr) -> ast.expr:
+        local = self.st.names.fresh(v.name_hint or "v")
+        if self.vector_names(e):
+            self._vec_locals.add(local)
+        self.out.append(assign(local, e))
+        self.env[v] = name(local)
+        return self.env[v]
+
+    def unsupported(self, message: str, hint: str | None = None) -> UnsupportedError:
+        return UnsupportedError(
+            f"NumPy code generation: {message}",
+            location=self.s.location,
+            hint=hint or "run it with pk.run_reference, or report the need",
+        )
+
+    # -- the statement
+    def write(self) -> list[ast.stmt]:
+        s = self.s
+        program = self.st.program
+        inside = set(s.ops)
+        for op in s.ops:
+            if op.name == "krnl.yield":
+                continue
+            if op not in inside:
+                continue
+            self.op(op)
+        if s.kind == "init":
+            assert s.iterate is not None
+            for a, init in zip(s.iterate.iter_args, s.iterate.iter_inits, strict=True):
+                self.put(a, self.value(init))
+        elif s.kind == "yield":
+            assert s.iterate is not None
+            term = s.iterate.body.block.last_op
+            assert term is not None
+            for a, y in zip(s.iterate.iter_args, term.operands, strict=True):
+                self.put(a, self.value(y))
+        else:
+            for v, _arr in s.exports:
+                self.put(v, self.value(v))
+            for r in s.anchor.results:
+                if isinstance(r.type, MemRefType) and r in self.env:
+                    target = ast.Subscript(
+                        name(self.st.dict_of(r)), self.key(s.dim_loops), ast.Store()
+                    )
+                    self.out.append(ast.Assign([target], self.env[r]))
+        del program
+        return self.out
+
+    def put(self, v: SSAValue, e: ast.expr) -> None:
+        """Keep value `v` (a virtual array element) for the statements that read it."""
+        _arr, def_loops = self.st.program.virtual[v]
+        target = ast.Subscript(name(self.st.dict_of(v)), self.key(def_loops), ast.Store())
+        self.out.append(ast.Assign([target], e))
+
+    def indices(self, vals: Iterator[SSAValue] | list[SSAValue]) -> ast.expr:
+        idx = [self.value(x) for x in vals]
+        return ast.Tuple(idx, ast.Load()) if len(idx) != 1 else idx[0]
+
+    def op(self, op: Operation) -> None:
+        """Emit `op` (its operands first), binding its results."""
+        if all(r in self.env for r in op.results) and op.results:
+            return
+        n = op.name
+        if isinstance(op, k.LoadOp) or n == "memref.load":
+            mem = self.value(op.operands[0])
+            subs = [self.value(x) for x in op.operands[1:]]
+            self.bind(op.results[0], self.read(mem, subs))
+        elif isinstance(op, k.StoreOp) or n == "memref.store":
+            val = self.value(op.operands[0])
+            mem = self.value(op.operands[1])
+            subs = [self.value(x) for x in op.operands[2:]]
+            self.write_to(mem, subs, val)
+        elif n in ("affine.load", "affine.store"):
+            idx = [self.value(x) for x in op.indices]  # type: ignore[attr-defined]
+            m = op.map  # type: ignore[attr-defined]
+            subs = (
+                [_affine(r, idx[: m.data.num_dims], idx[m.data.num_dims :]) for r in m.data.results]
+                if m is not None
+                else idx
+            )
+            mem = self.value(op.memref)  # type: ignore[attr-defined]
+            if n == "affine.load":
+                self.bind(op.results[0], self.read(mem, subs))
+            else:
+                self.write_to(mem, subs, self.value(op.value))  # type: ignore[attr-defined]
+        elif self.vec and not _vector_op(op):
+            raise NotVectorizable(f"{n} in the loop body")
+        elif isinstance(op, k.MemsetOp):
+            mem = self.value(op.dest)
+            val = self.value(op.value)
+            target = ast.Subscript(mem, ast.Constant(Ellipsis), ast.Store())
+            self.out.append(ast.Assign([target], val))
+        elif n in ("memref.alloc", "memref.alloca"):
+            t = op.results[0].type
+            assert isinstance(t, MemRefType)
+            self.alloc(op, t)
+        elif n == "memref.dealloc":
+            pass  # NumPy frees the array when the last reference goes
+        elif isinstance(op, k.GetInductionVarValueOp):
+            self.value(op.results[0])
+        elif n in ("scf.for", "affine.for"):
+            self.loop_op(op)
+        elif n in ("scf.if", "affine.if"):
+            self.if_op(op)
+        elif n == "scf.execute_region":
+            results = self.result_locals(op)
+            self.out += self.block_body(op.regions[0].block, results)
+        elif n == "func.call" and self.st.call_target is not None:
+            callee = op.properties["callee"].root_reference.data  # type: ignore[attr-defined]
+            e = call(self.st.call_target(callee), *(self.value(x) for x in op.operands))
+            if not op.results:
+                self.out.append(ast.Expr(e))
+            elif len(op.results) == 1:
+                self.bind(op.results[0], e)
+            else:
+                locals_ = self.result_locals(op)
+                targets = ast.Tuple([store(x) for x in locals_], ast.Store())
+                self.out.append(ast.Assign([targets], e))
+        elif n == "memref.cast":
+            self.env[op.results[0]] = self.value(op.operands[0])  # the same array
+        elif (found := memory_call(op, self.value)) is not None:
+            helper, call_expr = found
+            self.st.helpers.add(helper)
+            self.out.append(ast.Expr(call_expr))
+        elif scalar_ops.supported(op):
+            args = [self.value(x) for x in op.operands]
+            exprs = scalar_ops.emit(op, args, self.st.helpers)
+            for r, x in zip(op.results, exprs, strict=True):
+                if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
+                    self.env[r] = x
+                else:
+                    self.bind(r, x)
+        else:
+            raise self.unsupported(
+                f"{n} has no NumPy translation yet",
+                "run it with pk.run_reference (the interpreter supports it)",
+            )
+
+    # -- ops with regions (inside one statement): nested Python code
+    def result_locals(self, op: Operation) -> list[str]:
+        out = []
+        for r in op.results:
+            local = self.st.names.fresh(r.name_hint or "r")
+            self.env[r] = name(local)
+            out.append(local)
+        return out
+
+    def block_body(self, block: Block, results: list[str]) -> list[ast.stmt]:
+        """The ops of a region's block; its yield assigns `results`."""
+        saved_out, saved_env = self.out, dict(self.env)
+        self.out = []
+        for op in block.ops:
+            if op.name in ("scf.yield", "affine.yield"):
+                if results:
+                    vals = [self.value(x) for x in op.operands]
+                    targets: list[ast.expr] = [store(r) for r in results]
+                    self.out.append(
+                        ast.Assign(
+                            [ast.Tuple(targets, ast.Store()) if len(targets) > 1 else targets[0]],
+                            ast.Tuple(vals, ast.Load()) if len(vals) > 1 else vals[0],
+                        )
+                    )
+                continue
+            self.op(op)
+        body = self.out or [ast.Pass()]
+        # Values first computed in the region are not visible after it: recompute them.
+        self.out = saved_out
+        self.env = {**saved_env, **{r: e for r, e in self.env.items() if r in saved_env}}
+        return body
+
+    def loop_op(self, op: Operation) -> None:
+        block = op.regions[0].block
+        iv, *carried = block.args
+        if op.name == "scf.for":
+            lb, ub, step, *inits = op.operands
+            start, stop, inc = self.value(lb), self.value(ub), self.value(step)
+        else:
+            lbm = op.properties["lowerBoundMap"].data  # type: ignore[attr-defined]
+            ubm = op.properties["upperBoundMap"].data  # type: ignore[attr-defined]
+            inc = const(op.properties["step"].value.data)  # type: ignore[attr-defined]
+            nl = lbm.num_dims + lbm.num_symbols
+            nu = ubm.num_dims + ubm.num_symbols
+            ops_ = list(op.operands)
+            start = _bound(lbm, [self.value(x) for x in ops_[:nl]], "max")
+            stop = _bound(ubm, [self.value(x) for x in ops_[nl : nl + nu]], "min")
+            inits = ops_[nl + nu :]
+        state = []
+        for a, init in zip(carried, inits, strict=True):
+            local = self.st.names.fresh(a.name_hint or "acc")
+            self.out.append(assign(local, self.value(init)))
+            self.env[a] = name(local)
+            state.append(local)
+        it = self.st.names.fresh(iv.name_hint or "iv")
+        self.env[iv] = name(it)
+        body = self.block_body(block, state)
+        if isinstance(iv.type, IntegerType):
+            # An integer-typed IV is a NumPy scalar of its type, like every iN value.
+            cast = call(f"np.{scalar_dtype(iv.type).name}", name(it))
+            body = [assign(it, cast), *body]
+        self.out.append(ast.For(store(it), call("range", start, stop, inc), body, []))
+        for r, local in zip(op.results, state, strict=True):
+            self.env[r] = name(local)
+
+    def if_op(self, op: Operation) -> None:
+        if op.name == "scf.if":
+            test = self.value(op.operands[0])
+        else:
+            cond = op.properties["condition"].data  # type: ignore[attr-defined]
+            vals = [self.value(x) for x in op.operands]
+            dims, syms = vals[: cond.num_dims], vals[cond.num_dims :]
+            tests: list[ast.expr] = []
+            for c in cond.constraints:
+                diff = ast.BinOp(_affine(c.lhs, dims, syms), ast.Sub(), _affine(c.rhs, dims, syms))
+                cmp = {"eq": ast.Eq(), "ge": ast.GtE(), "le": ast.LtE()}[c.kind.name]
+                tests.append(ast.Compare(diff, [cmp], [const(0)]))
+            test = ast.BoolOp(ast.And(), tests) if len(tests) > 1 else tests[0]
+        results = self.result_locals(op)
+        then = self.block_body(op.regions[0].block, results)
+        orelse = self.block_body(op.regions[1].block, results) if op.regions[1].blocks else []
+        self.out.append(ast.If(test, then, orelse))
+
+    # -- element access, scalar or over the vectorized loops
+    def read(self, mem: ast.expr, subs: list[ast.expr]) -> ast.expr:
+        sliced = self.slices(subs)
+        if sliced is None:
+            return ast.Subscript(mem, _index(subs), ast.Load())
+        idx, axes = sliced
+        e: ast.expr = ast.Subscript(mem, _index(idx), ast.Load())
+        order = sorted(axes)
+        if axes != order:
+            perm = [axes.index(a) for a in order]
+            e = call("np.transpose", e, ast.Tuple([const(p) for p in perm], ast.Load()))
+        if order:
+            # One axis per vectorized loop from the first present one on: size 1
+            # where the access does not depend on the loop (broadcasting).
+            rank = next(iter(self.vec.values())).rank
+            parts: list[ast.expr] = [
+                ast.Slice() if a in order else const(None) for a in range(order[0], rank)
+            ]
+            if any(isinstance(p, ast.Constant) for p in parts):
+                e = ast.Subscript(e, ast.Tuple(parts, ast.Load()), ast.Load())
+        return e
+
+    def read_axes(self, mem: ast.expr, subs: list[ast.expr]) -> tuple[ast.expr, list[int]]:
+        """A slice read and the loop axis of each of its dimensions (for einsum)."""
+        sliced = self.slices(subs)
+        if sliced is None:
+            raise NotVectorizable("a subscript that is not a slice")
+        idx, axes = sliced
+        return ast.Subscript(mem, _index(idx), ast.Load()), axes
+
+    def write_to(self, mem: ast.expr, subs: list[ast.expr], val: ast.expr) -> None:
+        sliced = self.slices(subs)
+        if sliced is None:
+            target = ast.Subscript(mem, _index(subs), ast.Store())
+            self.out.append(ast.Assign([target], val))
+            return
+        idx, axes = sliced
+        rank = next(iter(self.vec.values())).rank if self.vec else 0
+        if self.vec and sorted(axes) != list(range(rank)):
+            # Not every vectorized loop writes its own elements: not parallel.
+            raise NotVectorizable("a store that does not depend on every vectorized loop")
+        if axes != sorted(axes):
+            by_axis = sorted(self.vec.values(), key=lambda x: x.axis)
+            lengths: list[ast.expr] = [name(it.length) for it in by_axis]
+            full = call("np.broadcast_to", val, ast.Tuple(lengths, ast.Load()))
+            val = call("np.transpose", full, ast.Tuple([const(a) for a in axes], ast.Load()))
+        self.out.append(ast.Assign([ast.Subscript(mem, _index(idx), ast.Store())], val))
+
+    def slices(self, subs: list[ast.expr]) -> tuple[list[ast.expr], list[int]] | None:
+        """Subscripts as slices over the vectorized loops, and the loop axis of each slice.
+
+        None when a subscript is not `iterator + constant` of a vectorized loop (or
+        free of them), or one iterator indexes two dimensions: NumPy's integer
+        array indexing then, right for any subscript.
+        """
+        if not self.vec:
+            return None
+        out: list[ast.expr] = []
+        axes: list[int] = []
+        for e in subs:
+            if not self.vector_names(e):
+                out.append(e)
+                continue
+            found = _iterator_plus_constant(e)
+            if found is None or found[0] not in self.vec:
+                return None
+            it, c = self.vec[found[0]], found[1]
+            if it.axis in axes:
+                return None
+            axes.append(it.axis)
+            out.append(ast.Slice(_add(it.start, c), _add(it.stop, c)))
+        return out, axes
+
+    def alloc(self, op: Operation, t: MemRefType) -> None:
+        dyn = [self.value(x) for x in op.operands]
+        shape: list[ast.expr] = []
+        for d in t.get_shape():
+            shape.append(dyn.pop(0) if d < 0 else ast.Constant(d))
+        dt = memref_dtype(t)
+        # Like the interpreter: floats start as NaN, so reading before writing shows.
+        nan = ast.Attribute(name("np"), "nan", ast.Load())
+        fill: ast.expr = nan if dt.kind == "f" else const(0)
+        e = ast.Call(
+            ast.Attribute(name("np"), "full", ast.Load()),
+            [ast.Tuple(shape, ast.Load()), fill],
+            [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
+        )
+        self.bind(op.results[0], e)
+
+
+def _describe(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else "a value"
+
+
+def dtype_name(t: MemRefType) -> str:
+    return scalar_dtype(t.element_type).name
+
+
+def _index(subs: list[ast.expr]) -> ast.expr:
+    return ast.Tuple(subs, ast.Load()) if len(subs) != 1 else subs[0]
+
+
+def _vector_op(op: Operation) -> bool:
+    """Ops that work on arrays over the vectorized loops (element ops and index values)."""
+    return scalar_ops.supported(op) or isinstance(op, k.GetInductionVarValueOp)
+
+
+def _iterator_plus_constant(e: ast.expr) -> tuple[str, int] | None:
+    if isinstance(e, ast.Name):
+        return e.id, 0
+    if (
+        isinstance(e, ast.BinOp)
+        and isinstance(e.op, ast.Add | ast.Sub)
+        and isinstance(e.left, ast.Name)
+        and isinstance(e.right, ast.Constant)
+        and isinstance(e.right.value, int)
+    ):
+        c = e.right.value
+        return e.left.id, c if isinstance(e.op, ast.Add) else -c
+    if (
+        isinstance(e, ast.BinOp)
+        and isinstance(e.op, ast.Add)
+        and isinstance(e.right, ast.Name)
+        and isinstance(e.left, ast.Constant)
+        and isinstance(e.left.value, int)
+    ):
+        return e.right.id, e.left.value
+    return None
+
+
+def _add(e: ast.expr, c: int) -> ast.expr:
+    if c == 0:
+        return e
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return const(e.value + c)
+    return ast.BinOp(e, ast.Add() if c > 0 else ast.Sub(), const(abs(c)))
+
+
+def _affine(e: AffineExpr, dims: list[ast.expr], syms: list[ast.expr]) -> ast.expr:
+    """An affine expression on Python ints (floordiv/mod as Python's, which floor)."""
+    if isinstance(e, AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, AffineSymExpr):
+        return syms[e.position]
+    if isinstance(e, AffineConstantExpr):
+        return const(e.value)
+    assert isinstance(e, AffineBinaryOpExpr)
+    a, b = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
+    kind = e.kind.name
+    if kind == "ceildiv":
+        return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))
+    op = {"add": ast.Add(), "mul": ast.Mult(), "floordiv": ast.FloorDiv(), "mod": ast.Mod()}[kind]
+    return ast.BinOp(a, op, b)
+
+
+def _bound(m: AffineMap, operands: list[ast.expr], combine: str) -> ast.expr:
+    dims, syms = operands[: m.num_dims], operands[m.num_dims :]
+    parts = [_affine(r, dims, syms) for r in m.results]
+    return parts[0] if len(parts) == 1 else call(combine, *parts)

@@ -1,0 +1,363 @@
+"""Loops that run as NumPy array expressions.
+
+A chain of perfectly nested innermost loops becomes array code when every loop
+of it is parallel in the legality report (it carries no dependence): then all
+its iterations may run at once, and running the statements of the body one
+after the other, each over the whole chain, keeps every dependence between
+them (they only go from a statement to a later one in the same iteration).
+Each vectorized loop is an axis; a subscript `iterator + constant` becomes a
+slice, any other subscript NumPy integer-array indexing with the iterators as
+broadcast ranges. NumPy evaluates the right-hand side of a statement before it
+stores, which is what a loop that carries no dependence needs.
+
+Where a loop stays scalar, the code says why in a comment.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import islpy as isl
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from polykrnl.codegen.isl_ast import _FOR, Translator
+from polykrnl.codegen.statements import (
+    KernelState,
+    NotVectorizable,
+    StatementWriter,
+    VecIter,
+    assign,
+    call,
+    const,
+)
+from polykrnl.model import dialect as k
+from polykrnl.model.poly import Statement
+
+COMMENT = "__polykrnl_comment__: "
+
+
+def comment(text: str) -> ast.stmt:
+    """A line that the kernel's source shows as `# text`."""
+    return ast.Expr(ast.Constant(COMMENT + text))
+
+
+@dataclass
+class Vectorizer:
+    """The `replace_loop` hook of the Translator: array code for parallel chains."""
+
+    state: KernelState
+    statements: dict[str, Statement]
+    status: dict[str, str]  # loop -> LoopVerdict status
+    reasons: dict[str, str]  # loop -> why it is not vectorizable
+    explained: set[str] = field(default_factory=set)
+    reassociate: bool = True  # allow contractions (np.einsum), which reorder sums
+    reassociated: bool = False  # whether a contraction was emitted
+
+    def __call__(self, tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
+        chain: list[tuple[str, isl.AstNode]] = []
+        node, m = n, mark
+        while True:
+            if m is None:
+                return None
+            chain.append((m, node))
+            body, inner = _unmark(node.for_get_body())
+            if body.get_type() == _FOR and inner is not None:
+                node, m = body, inner
+                continue
+            break
+        users = _users(body)
+        if users is None:
+            return None  # ifs or sequences with loops inside: the inner loops decide
+        par = [x for x, _ in chain if self.status.get(x) == "parallel"]
+        if not par:
+            return self._scalar_note(tr, n, mark, chain[-1][0])
+        if any(self.status.get(x) not in ("parallel", "forward", "reduction") for x, _ in chain):
+            return None
+        return self._vector(tr, chain, users)
+
+    def _scalar_note(
+        self, tr: Translator, n: isl.AstNode, mark: str | None, innermost: str
+    ) -> list[ast.stmt] | None:
+        """Leave the loop to the translator; say once why the innermost loop stays scalar."""
+        if innermost in self.explained:
+            return None
+        self.explained.add(innermost)
+        hook, tr.replace_loop = tr.replace_loop, None
+        tr._pending_mark = mark
+        try:
+            out = tr.for_node(n)
+        finally:
+            tr.replace_loop = hook
+        why = self.reasons.get(innermost, "not parallel")
+        return [comment(f"loop {innermost} stays scalar: {why}"), *out]
+
+    def _vector(
+        self, tr: Translator, chain: list[tuple[str, isl.AstNode]], users: list[isl.AstExpr]
+    ) -> list[ast.stmt] | None:
+        """Sequential loops of the chain outside (in their order), parallel ones as axes.
+
+        Exact, not a reassociation: a dependence is carried by a sequential loop
+        (the parallel ones carry none), and the sequential loops keep their order.
+        """
+        isl_it = {loop: node.for_get_iterator().id_get_id().get_name() for loop, node in chain}
+        par = [(loop, node) for loop, node in chain if self.status.get(loop) == "parallel"]
+        seq = [(loop, node) for loop, node in chain if self.status.get(loop) != "parallel"]
+        par_its = {isl_it[loop] for loop, _ in par}
+        saved_names = dict(tr.names)
+        saved_taken = set(tr.taken)
+        try:
+            return self._emit(tr, seq, par, par_its, users)
+        except NotVectorizable as e:
+            tr.names.clear()
+            tr.names.update(saved_names)
+            tr.taken.clear()
+            tr.taken.update(saved_taken)
+            for loop, _ in chain:
+                self.reasons[loop] = str(e)
+                self.status[loop] = "scalar"
+            return None
+
+    def _emit(
+        self,
+        tr: Translator,
+        seq: list[tuple[str, isl.AstNode]],
+        par: list[tuple[str, isl.AstNode]],
+        par_its: set[str],
+        users: list[isl.AstExpr],
+    ) -> list[ast.stmt]:
+        def uses_par(node: isl.AstNode) -> bool:
+            ids = _ids(node.for_get_init()) | _ids(node.for_get_cond())
+            return bool(ids & par_its)
+
+        if any(uses_par(node) for _, node in seq):
+            raise NotVectorizable("the bounds of a sequential loop use a parallel one")
+        if any(_ids(node.for_get_init()) & par_its for _, node in par):
+            raise NotVectorizable("a parallel loop's bounds use another one")
+        if (
+            self.reassociate
+            and seq
+            and all(self.status.get(loop) == "reduction" for loop, _ in seq)
+        ):
+            found = self._contraction(tr, [*par, *seq], len(par), users)
+            if found is not None:
+                return found
+        outer: list[tuple[ast.Name, ast.expr]] = []
+        for loop, node in seq:
+            b = tr.bounds(node)
+            if b is None:
+                raise NotVectorizable(f"loop {loop} has no simple bound")
+            it, start, stop, step = b
+            py = tr.fresh(loop)
+            tr.names[it] = py
+            outer.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
+        out: list[ast.stmt] = []
+        vec: dict[str, VecIter] = {}
+        rank = len(par)
+        for axis, (loop, node) in enumerate(par):
+            b = tr.bounds(node)
+            if b is None:
+                raise NotVectorizable(f"loop {loop} has no simple bound")
+            it, start, stop, step = b
+            if not (isinstance(step, ast.Constant) and step.value == 1):
+                raise NotVectorizable(f"loop {loop} has a step")
+            if (_names(start) | _names(stop)) & set(vec):
+                raise NotVectorizable("a parallel loop's bounds use another one")
+            py = tr.fresh(loop)
+            length = tr.fresh(f"n_{loop}")
+            tr.names[it] = py
+            shape = ast.Tuple([const(-1), *([const(1)] * (rank - 1 - axis))], ast.Load())
+            rng = call("np.arange", start, stop)
+            out.append(assign(py, call("np.reshape", rng, shape) if rank - 1 - axis else rng))
+            out.append(assign(length, ast.BinOp(stop, ast.Sub(), start)))
+            vec[py] = VecIter(py, start, stop, axis, rank, length)
+        for u in users:
+            stmt = u.op_get_arg(0).id_get_id().get_name()
+            args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
+            out += StatementWriter(self.state, self.statements[stmt], args, vec).write()
+        # The ranges and lengths the slices made unnecessary go.
+        setup, body = out[: 2 * rank], out[2 * rank :]
+        used = {x.id for st in body for x in ast.walk(st) if isinstance(x, ast.Name)}
+        setup = [a for a in setup if isinstance(a, ast.Assign) and _target(a) in used]
+        note = f"loops {', '.join(loop for loop, _ in par)} vectorized (parallel)"
+        if seq:
+            note += f"; {', '.join(loop for loop, _ in seq)} sequential, moved outside"
+        block: list[ast.stmt] = [*setup, *body]
+        for target, loop_range in reversed(outer):
+            block = [ast.For(target, loop_range, block, [])]
+        return [comment(note), *block]
+
+    def _contraction(
+        self,
+        tr: Translator,
+        loops: list[tuple[str, isl.AstNode]],
+        n_par: int,
+        users: list[isl.AstExpr],
+    ) -> list[ast.stmt] | None:
+        """`X[f] = X[f] + a * b * ...` summed over the reduction loops, as one np.einsum.
+
+        This reassociates the sum (floating-point results change in the last
+        bits); the reduction loops carry nothing else, so only the order of
+        the additions into each X[f] changes.
+        """
+        if len(users) != 1:
+            return None
+        u = users[0]
+        s = self.statements[u.op_get_arg(0).id_get_id().get_name()]
+        form = _sum_of_products(s)
+        if form is None:
+            return None
+        store_op, x_load, factors = form
+        saved_names, saved_taken = dict(tr.names), set(tr.taken)
+        try:
+            vec: dict[str, VecIter] = {}
+            rank = len(loops)
+            for axis, (loop, node) in enumerate(loops):
+                b = tr.bounds(node)
+                if b is None or not (isinstance(b[3], ast.Constant) and b[3].value == 1):
+                    raise NotVectorizable("no simple bound")
+                it, start, stop, _ = b
+                if (_names(start) | _names(stop)) & set(vec):
+                    raise NotVectorizable("bounds use another vectorized loop")
+                py = tr.fresh(loop)
+                tr.names[it] = py
+                vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh(f"n_{loop}"))
+            args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
+            w = StatementWriter(self.state, s, args, vec)
+            arrays: list[ast.expr] = []
+            specs: list[str] = []
+            scalars: list[ast.expr] = []
+            letters = "abcdefghijklmnopqrstuvwxyz"
+            for f in factors:
+                if isinstance(f.owner, Operation) and _is_load(f.owner):
+                    op = f.owner
+                    mem = w.value(op.operands[0])
+                    e, axes = w.read_axes(mem, [w.value(x) for x in op.operands[1:]])
+                    arrays.append(e)
+                    specs.append("".join(letters[a] for a in axes))
+                else:
+                    v = w.value(f)
+                    if w.vector_names(v):
+                        raise NotVectorizable("a factor computed from the loops")
+                    scalars.append(v)
+            mem = w.value(store_op.operands[1])
+            subs = [w.value(x) for x in store_op.operands[2:]]
+            sliced = w.slices(subs)
+            if sliced is None or sorted(sliced[1]) != sliced[1] or sliced[1] != list(range(n_par)):
+                raise NotVectorizable("the updated element is not the parallel loops' slice")
+            if [w.value(x) for x in x_load.operands[1:]] != subs:
+                raise NotVectorizable("the update reads another element")
+            if not arrays:
+                raise NotVectorizable("nothing to contract")
+            spec = ",".join(specs) + "->" + letters[:n_par]
+            total: ast.expr
+            total = ast.Call(
+                ast.Attribute(ast.Name("np", ast.Load()), "einsum", ast.Load()),
+                [ast.Constant(spec), *arrays],
+                [ast.keyword("optimize", ast.Constant(True))],
+            )
+            for c in scalars:
+                total = ast.BinOp(c, ast.Mult(), total)
+            target = ast.Subscript(mem, _index_of(sliced[0]), ast.Load())
+            new = ast.BinOp(target, ast.Add(), total)
+            w.out.append(ast.Assign([ast.Subscript(mem, _index_of(sliced[0]), ast.Store())], new))
+        except NotVectorizable:
+            tr.names.clear()
+            tr.names.update(saved_names)
+            tr.taken.clear()
+            tr.taken.update(saved_taken)
+            return None
+        par = ", ".join(loop for loop, _ in loops[:n_par])
+        red = ", ".join(loop for loop, _ in loops[n_par:])
+        note = f"loops {par} vectorized, reduction over {red} as a contraction (np.einsum)"
+        self.reassociated = True
+        return [comment(note), *w.out]
+
+
+def _is_load(op: Operation) -> bool:
+    return isinstance(op, k.LoadOp) or op.name == "memref.load"
+
+
+def _index_of(idx: list[ast.expr]) -> ast.expr:
+    return ast.Tuple(idx, ast.Load()) if len(idx) != 1 else idx[0]
+
+
+def _sum_of_products(s: Statement) -> tuple[Operation, Operation, list[SSAValue]] | None:
+    """(store, load of X, factors) when `s` is `X[f] = X[f] + f1 * f2 * ...` (floats)."""
+    store = s.anchor
+    if not (isinstance(store, k.StoreOp) or store.name == "memref.store"):
+        return None
+    val = store.operands[0]
+    if not isinstance(val, OpResult) or val.op.name != "arith.addf":
+        return None
+    add = val.op
+    for x, prod in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        if not (isinstance(x, OpResult) and _is_load(x.op)):
+            continue
+        if x.op.operands[0] is not store.operands[1]:
+            continue
+        factors = _factors(prod)
+        if factors is not None:
+            return store, x.op, factors
+    return None
+
+
+def _factors(v: SSAValue) -> list[SSAValue] | None:
+    if isinstance(v, OpResult) and v.op.name == "arith.mulf":
+        a, b = _factors(v.op.operands[0]), _factors(v.op.operands[1])
+        return None if a is None or b is None else [*a, *b]
+    return [v]
+
+
+def _range(start: ast.expr, stop: ast.expr, step: ast.expr) -> ast.expr:
+    one = isinstance(step, ast.Constant) and step.value == 1
+    zero = isinstance(start, ast.Constant) and start.value == 0
+    args = [stop] if one and zero else [start, stop] if one else [start, stop, step]
+    return call("range", *args)
+
+
+def _names(e: ast.expr) -> set[str]:
+    return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}
+
+
+def _ids(e: isl.AstExpr) -> set[str]:
+    """The identifiers an isl expression uses."""
+    t = e.get_type()
+    if t == isl.ast_expr_type.id:
+        return {e.id_get_id().get_name()}
+    if t == isl.ast_expr_type.op:
+        out: set[str] = set()
+        for i in range(e.op_get_n_arg()):
+            out |= _ids(e.op_get_arg(i))
+        return out
+    return set()
+
+
+def _target(a: ast.Assign) -> str:
+    t = a.targets[0]
+    return t.id if isinstance(t, ast.Name) else ""
+
+
+def _unmark(n: isl.AstNode) -> tuple[isl.AstNode, str | None]:
+    mark = None
+    while n.get_type() == isl.ast_node_type.mark:
+        mark = n.mark_get_id().get_name()
+        n = n.mark_get_node()
+    return n, mark
+
+
+def _users(n: isl.AstNode) -> list[isl.AstExpr] | None:
+    """The calls of a body made only of statements, in order (None otherwise)."""
+    t = n.get_type()
+    if t == isl.ast_node_type.user:
+        return [n.user_get_expr()]
+    if t != isl.ast_node_type.block:
+        return None
+    out: list[isl.AstExpr] = []
+    children = n.block_get_children()
+    for i in range(children.n_ast_node()):
+        c, _ = _unmark(children.get_at(i))
+        if c.get_type() != isl.ast_node_type.user:
+            return None
+        out.append(c.user_get_expr())
+    return out

@@ -163,6 +163,8 @@ class StatementWriter:
             e = expr_of_pw_aff(pa, self.dim_names)
             if not isinstance(e, ast.Name | ast.Constant):
                 local = self.st.names.fresh(python_name(loop) + "_v")
+                if self.vector_names(e):
+                    self._vec_locals.add(local)
                 self.out.append(assign(local, e))
                 e = name(local)
             self._loop_cache[loop] = e

@@ -55,23 +55,56 @@ class Vectorizer:
     reassociated: bool = False  # whether a contraction was emitted
 
     def __call__(self, tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
-        chain: list[tuple[str, isl.AstNode]] = []
-        node, m = n, mark
-        while True:
-            if m is None:
+        tree = _tree(n, mark)
+        if tree is None:
+            return None  # ifs, or loops isl made without a Krnl loop's mark
+        out = self._gen(tr, [], tree)
+        if out is not None:
+            return out
+        chain = tree.chain()
+        if chain is not None and not any(self.status.get(x.mark) == "parallel" for x in chain):
+            return self._scalar_note(tr, n, mark, chain[-1].mark)
+        return None
+
+    def _gen(self, tr: Translator, prefix: list[_Loop], loop: _Loop) -> list[ast.stmt] | None:
+        """Array code for `loop` inside the (vectorized) `prefix` loops, or None."""
+        chain = [*prefix, loop]
+        if len(loop.items) == 1 and isinstance(loop.items[0], _Loop):
+            return self._gen(tr, chain, loop.items[0])
+        users = [x for x in loop.items if not isinstance(x, _Loop)]
+        if len(users) == len(loop.items):
+            return self._try(tr, chain, users)
+        # A body of several loops and statements: distribute the chain over them.
+        # Legal when every loop of the chain is parallel: each dependence then stays
+        # inside one iteration, from an earlier part of the body to a later one.
+        if any(self.status.get(x.mark) != "parallel" for x in chain):
+            return None
+        saved_names, saved_taken = dict(tr.names), set(tr.taken)
+        out: list[ast.stmt] = []
+        for item in loop.items:
+            part = (
+                self._gen(tr, chain, item)
+                if isinstance(item, _Loop)
+                else self._try(tr, chain, [item])
+            )
+            tr.names.clear()
+            tr.names.update(saved_names)
+            if part is None:
+                tr.taken.clear()
+                tr.taken.update(saved_taken)
                 return None
-            chain.append((m, node))
-            body, inner = _unmark(node.for_get_body())
-            if body.get_type() == _FOR and inner is not None:
-                node, m = body, inner
-                continue
-            break
-        users = _users(body)
-        if users is None:
-            return None  # ifs or sequences with loops inside: the inner loops decide
-        par = [x for x, _ in chain if self.status.get(x) == "parallel"]
-        if not par:
-            return self._scalar_note(tr, n, mark, chain[-1][0])
+            out += part
+        return out
+
+    def _try(
+        self, tr: Translator, loops: list[_Loop], users: list[isl.AstExpr]
+    ) -> list[ast.stmt] | None:
+        chain = [(x.mark, x.node) for x in loops]
+        reductions_only = self.reassociate and all(
+            self.status.get(x) == "reduction" for x, _ in chain
+        )
+        if not reductions_only and not any(self.status.get(x) == "parallel" for x, _ in chain):
+            return None
         if any(self.status.get(x) not in ("parallel", "forward", "reduction") for x, _ in chain):
             return None
         return self._vector(tr, chain, users)
@@ -113,9 +146,7 @@ class Vectorizer:
             tr.names.update(saved_names)
             tr.taken.clear()
             tr.taken.update(saved_taken)
-            for loop, _ in chain:
-                self.reasons[loop] = str(e)
-                self.status[loop] = "scalar"
+            self.reasons.setdefault(chain[-1][0], str(e))
             return None
 
     def _emit(
@@ -139,9 +170,14 @@ class Vectorizer:
             and seq
             and all(self.status.get(loop) == "reduction" for loop, _ in seq)
         ):
-            found = self._contraction(tr, [*par, *seq], len(par), users)
-            if found is not None:
-                return found
+            # Contract over the innermost reduction loops that can be axes (a point
+            # loop's bounds use its tile loop: the tile loop then stays a loop).
+            for cut in range(len(seq)):
+                found = self._contraction(tr, [*par, *seq[cut:]], len(par), users, seq[:cut])
+                if found is not None:
+                    return found
+        if not par:
+            raise NotVectorizable("a reduction that is not a sum of products")
         outer: list[tuple[ast.Name, ast.expr]] = []
         for loop, node in seq:
             b = tr.bounds(node)
@@ -193,6 +229,7 @@ class Vectorizer:
         loops: list[tuple[str, isl.AstNode]],
         n_par: int,
         users: list[isl.AstExpr],
+        outer: list[tuple[str, isl.AstNode]],
     ) -> list[ast.stmt] | None:
         """`X[f] = X[f] + a * b * ...` summed over the reduction loops, as one np.einsum.
 
@@ -210,6 +247,15 @@ class Vectorizer:
         store_op, x_load, factors = form
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
         try:
+            around: list[tuple[ast.Name, ast.expr]] = []
+            for loop, node in outer:
+                b = tr.bounds(node)
+                if b is None:
+                    raise NotVectorizable("no simple bound")
+                it, start, stop, step = b
+                py = tr.fresh(loop)
+                tr.names[it] = py
+                around.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
             vec: dict[str, VecIter] = {}
             rank = len(loops)
             for axis, (loop, node) in enumerate(loops):
@@ -270,8 +316,15 @@ class Vectorizer:
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
         note = f"loops {par} vectorized, reduction over {red} as a contraction (np.einsum)"
+        if outer:
+            note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
         self.reassociated = True
-        return [comment(note), *w.out]
+        used = {x.id for st in w.out for x in ast.walk(st) if isinstance(x, ast.Name)}
+        setup = [_arange(it) for it in vec.values() if it.name in used]
+        block: list[ast.stmt] = [*setup, *w.out]
+        for target, loop_range in reversed(around):
+            block = [ast.For(target, loop_range, block, [])]
+        return [comment(note), *block]
 
 
 def _is_load(op: Operation) -> bool:
@@ -309,6 +362,16 @@ def _factors(v: SSAValue) -> list[SSAValue] | None:
     return [v]
 
 
+def _arange(it: VecIter) -> ast.stmt:
+    """`it = np.arange(start, stop)`, shaped to broadcast along its axis."""
+    rng = call("np.arange", it.start, it.stop)
+    trailing = it.rank - 1 - it.axis
+    if not trailing:
+        return assign(it.name, rng)
+    shape = ast.Tuple([const(-1), *([const(1)] * trailing)], ast.Load())
+    return assign(it.name, call("np.reshape", rng, shape))
+
+
 def _range(start: ast.expr, stop: ast.expr, step: ast.expr) -> ast.expr:
     one = isinstance(step, ast.Constant) and step.value == 1
     zero = isinstance(start, ast.Constant) and start.value == 0
@@ -331,6 +394,48 @@ def _ids(e: isl.AstExpr) -> set[str]:
             out |= _ids(e.op_get_arg(i))
         return out
     return set()
+
+
+@dataclass
+class _Loop:
+    """A loop of isl's AST with the Krnl loop it is, and what its body holds."""
+
+    mark: str
+    node: isl.AstNode
+    items: list[_Loop | isl.AstExpr]  # inner loops and statement calls, in order
+
+    def chain(self) -> list[_Loop] | None:
+        """The perfectly nested loops from this one down, if its body is only statements."""
+        out = [self]
+        while len(out[-1].items) == 1 and isinstance(out[-1].items[0], _Loop):
+            out.append(out[-1].items[0])
+        return out if not any(isinstance(x, _Loop) for x in out[-1].items) else None
+
+
+def _tree(n: isl.AstNode, mark: str | None) -> _Loop | None:
+    if mark is None:
+        return None
+    body, inner = _unmark(n.for_get_body())
+    parts = [body] if body.get_type() != isl.ast_node_type.block else _children(body)
+    items: list[_Loop | isl.AstExpr] = []
+    for p in parts:
+        c, m = (p, inner) if p is body else _unmark(p)
+        t = c.get_type()
+        if t == isl.ast_node_type.user:
+            items.append(c.user_get_expr())
+        elif t == _FOR:
+            sub = _tree(c, m)
+            if sub is None:
+                return None
+            items.append(sub)
+        else:
+            return None
+    return _Loop(mark, n, items)
+
+
+def _children(n: isl.AstNode) -> list[isl.AstNode]:
+    children = n.block_get_children()
+    return [children.get_at(i) for i in range(children.n_ast_node())]
 
 
 def _target(a: ast.Assign) -> str:

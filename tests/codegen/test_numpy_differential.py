@@ -103,8 +103,11 @@ def test_kernel_source_is_python_named_after_the_loops() -> None:
     fn = pk.load(ROOT / "transforms" / "legality" / "gemm.mlir")["gemm"]
     sched = pk.Schedule.from_function(fn, recipe=False).block("i", 4).block("j", 4)
     sched = sched.reorder(["i_t", "j_t", "i", "j"])
-    src = sched.to_numpy().source
+    src = sched.to_numpy(vectorize=False).source
     compile(src, "kernel", "exec")
     for loop in ("for i_t in range(", "for j_t in range(", "for i in range(i_t, min("):
         assert loop in src, src
     assert sched.to_numpy() is sched.to_numpy()  # compiled once per schedule
+    # Vectorized: the tile's k reduction is one contraction per (i_t, j_t) tile.
+    vec = sched.to_numpy().source
+    assert "for i_t in range(" in vec and "np.einsum(" in vec and "for i in" not in vec, vec

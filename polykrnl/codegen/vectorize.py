@@ -319,7 +319,7 @@ class Vectorizer:
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
         self.reassociated = True
-        used = {x.id for st in w.out for x in ast.walk(st) if isinstance(x, ast.Name)}
+        used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [_arange(it) for it in vec.values() if it.name in used]
         block: list[ast.stmt] = [*setup, *w.out]
         for target, loop_range in reversed(around):

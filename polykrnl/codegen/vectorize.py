@@ -322,8 +322,8 @@ class Vectorizer:
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [_arange(it) for it in vec.values() if it.name in used]
         block: list[ast.stmt] = [*setup, *w.out]
-        for target, loop_range in reversed(around):
-            block = [ast.For(target, loop_range, block, [])]
+        for loop_target, loop_range in reversed(around):
+            block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 import islpy as isl
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -133,14 +134,23 @@ class Vectorizer:
         Exact, not a reassociation: a dependence is carried by a sequential loop
         (the parallel ones carry none), and the sequential loops keep their order.
         """
+        chain = _merge_tiles(chain, self.status)
         isl_it = {loop: node.for_get_iterator().id_get_id().get_name() for loop, node in chain}
         par = [(loop, node) for loop, node in chain if self.status.get(loop) == "parallel"]
         seq = [(loop, node) for loop, node in chain if self.status.get(loop) != "parallel"]
         par_its = {isl_it[loop] for loop, _ in par}
         saved_names = dict(tr.names)
         saved_taken = set(tr.taken)
+        par_its |= {
+            node.tile.for_get_iterator().id_get_id().get_name()
+            for _, node in par
+            if isinstance(node, _Merged)
+        }
         try:
-            return self._emit(tr, seq, par, par_its, users)
+            out = self._emit(tr, seq, par, par_its, users)
+            if _uses(out, POISON):
+                raise NotVectorizable("a statement uses the value of a tile loop")
+            return out
         except NotVectorizable as e:
             tr.names.clear()
             tr.names.update(saved_names)
@@ -180,18 +190,18 @@ class Vectorizer:
             raise NotVectorizable("a reduction that is not a sum of products")
         outer: list[tuple[ast.Name, ast.expr]] = []
         for loop, node in seq:
-            b = tr.bounds(node)
+            b = self._bounds(tr, node)
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
             it, start, stop, step = b
-            py = tr.fresh(loop)
+            py = tr.fresh(loop.split("+")[-1])
             tr.names[it] = py
             outer.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
         out: list[ast.stmt] = []
         vec: dict[str, VecIter] = {}
         rank = len(par)
         for axis, (loop, node) in enumerate(par):
-            b = tr.bounds(node)
+            b = self._bounds(tr, node)
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
             it, start, stop, step = b
@@ -199,8 +209,8 @@ class Vectorizer:
                 raise NotVectorizable(f"loop {loop} has a step")
             if (_names(start) | _names(stop)) & set(vec):
                 raise NotVectorizable("a parallel loop's bounds use another one")
-            py = tr.fresh(loop)
-            length = tr.fresh(f"n_{loop}")
+            py = tr.fresh(loop.split("+")[-1])
+            length = tr.fresh("n_" + loop.split("+")[-1])
             tr.names[it] = py
             shape = ast.Tuple([const(-1), *([const(1)] * (rank - 1 - axis))], ast.Load())
             rng = call("np.arange", start, stop)
@@ -222,6 +232,20 @@ class Vectorizer:
         for target, loop_range in reversed(outer):
             block = [ast.For(target, loop_range, block, [])]
         return [comment(note), *block]
+
+    def _bounds(
+        self, tr: Translator, node: isl.AstNode | _Merged
+    ) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
+        """Like Translator.bounds; a merged tile and point loop run over the tile loop's range."""
+        if not isinstance(node, _Merged):
+            return tr.bounds(node)
+        b = tr.bounds(node.tile)
+        if b is None:
+            return None
+        tile_it, start, stop, _ = b
+        tr.names[tile_it] = POISON
+        point_it = node.point.for_get_iterator().id_get_id().get_name()
+        return point_it, start, stop, ast.Constant(1)
 
     def _contraction(
         self,
@@ -249,25 +273,25 @@ class Vectorizer:
         try:
             around: list[tuple[ast.Name, ast.expr]] = []
             for loop, node in outer:
-                b = tr.bounds(node)
+                b = self._bounds(tr, node)
                 if b is None:
                     raise NotVectorizable("no simple bound")
                 it, start, stop, step = b
-                py = tr.fresh(loop)
+                py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
                 around.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
             vec: dict[str, VecIter] = {}
             rank = len(loops)
             for axis, (loop, node) in enumerate(loops):
-                b = tr.bounds(node)
+                b = self._bounds(tr, node)
                 if b is None or not (isinstance(b[3], ast.Constant) and b[3].value == 1):
                     raise NotVectorizable("no simple bound")
                 it, start, stop, _ = b
                 if (_names(start) | _names(stop)) & set(vec):
                     raise NotVectorizable("bounds use another vectorized loop")
-                py = tr.fresh(loop)
+                py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
-                vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh(f"n_{loop}"))
+                vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
             arrays: list[ast.expr] = []
@@ -318,6 +342,12 @@ class Vectorizer:
         note = f"loops {par} vectorized, reduction over {red} as a contraction (np.einsum)"
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
+        if _uses(w.out, POISON):
+            tr.names.clear()
+            tr.names.update(saved_names)
+            tr.taken.clear()
+            tr.taken.update(saved_taken)
+            return None
         self.reassociated = True
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [_arange(it) for it in vec.values() if it.name in used]
@@ -360,6 +390,90 @@ def _factors(v: SSAValue) -> list[SSAValue] | None:
         a, b = _factors(v.op.operands[0]), _factors(v.op.operands[1])
         return None if a is None or b is None else [*a, *b]
     return [v]
+
+
+# The name a merged tile loop's iterator gets: code that still uses it is refused.
+POISON = "_polykrnl_merged_tile_loop_"
+
+
+@dataclass
+class _Merged:
+    """A tile loop and its point loop, vectorized together: the original loop's range.
+
+    Both parallel (or both reductions): the iterations of the pair are those of
+    the loop before blocking, so running them at once is running that loop at once.
+    """
+
+    tile: isl.AstNode
+    point: isl.AstNode
+    tile_mark: str = ""
+
+    def for_get_iterator(self) -> isl.AstExpr:
+        return self.point.for_get_iterator()
+
+    def for_get_init(self) -> isl.AstExpr:
+        return self.tile.for_get_init()
+
+    def for_get_cond(self) -> isl.AstExpr:
+        return self.tile.for_get_cond()
+
+
+def _merge_tiles(
+    chain: list[tuple[str, isl.AstNode]], status: dict[str, str]
+) -> list[tuple[str, isl.AstNode]]:
+    """Pairs (tile loop, its point loop) of the chain with the same role, merged."""
+    out: list[tuple[str, Any]] = list(chain)
+    i = 0
+    while i < len(out):
+        mark, tile = out[i]
+        if isinstance(tile, _Merged):
+            i += 1
+            continue
+        partner = next(
+            (
+                j
+                for j in range(i + 1, len(out))
+                if not isinstance(out[j][1], _Merged)
+                and status.get(out[j][0]) == status.get(mark)
+                and status.get(mark) in ("parallel", "reduction")
+                and _is_point_of(out[j][1], tile)
+            ),
+            None,
+        )
+        if partner is None:
+            i += 1
+            continue
+        p_mark, point = out[partner]
+        label = f"{mark}+{p_mark}"
+        status[label] = status[mark]
+        out[partner] = (label, _Merged(tile, point, mark))
+        del out[i]
+    return out
+
+
+def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
+    """Whether `point` runs [t, min(U, t + S)) for each t of `tile` = range(L, U, S)."""
+    plain = Translator(lambda _s, _a: [])
+    tb, pb = plain.bounds(tile), plain.bounds(point)
+    if tb is None or pb is None:
+        return False
+    t_it, _, t_stop, t_step = tb
+    _, p_start, p_stop, p_step = pb
+    if not (isinstance(t_step, ast.Constant) and isinstance(p_step, ast.Constant)):
+        return False
+    if p_step.value != 1 or ast.dump(p_start) != ast.dump(ast.Name(t_it, ast.Load())):
+        return False
+    end = ast.dump(ast.BinOp(ast.Name(t_it, ast.Load()), ast.Add(), ast.Constant(t_step.value)))
+    if not (isinstance(p_stop, ast.Call) and len(p_stop.args) == 2):
+        return False
+    args = sorted(ast.dump(a) for a in p_stop.args)
+    return ast.dump(p_stop.func) == ast.dump(ast.Name("min", ast.Load())) and args == sorted(
+        [end, ast.dump(t_stop)]
+    )
+
+
+def _uses(stmts: list[ast.stmt], name_: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name_ for st in stmts for n in ast.walk(st))
 
 
 def _arange(it: VecIter) -> ast.stmt:

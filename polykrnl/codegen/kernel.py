@@ -150,6 +150,15 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
         translator.replace_loop = vectorizer
     body = translator.node(build_ast(sched.tree))
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
+    # Sizes the loops and subscripts do not use go.
+    used = {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name)}
+    prologue = [
+        a
+        for a in prologue
+        if not isinstance(a, ast.Assign)
+        or not isinstance(a.targets[0], ast.Name)
+        or a.targets[0].id in used
+    ]
     returns = _returns(state, fn)
     entry = names.fresh(f"kernel_{fn.name}")
     func = ast.FunctionDef(

@@ -321,11 +321,15 @@ class Vectorizer:
                 raise NotVectorizable("nothing to contract")
             spec = ",".join(specs) + "->" + letters[:n_par]
             total: ast.expr
-            total = ast.Call(
-                ast.Attribute(ast.Name("np", ast.Load()), "einsum", ast.Load()),
-                [ast.Constant(spec), *arrays],
-                [ast.keyword("optimize", ast.Constant(True))],
-            )
+            found = _as_matmul(arrays, specs, letters[:n_par])
+            if found is not None:
+                total = found
+            else:
+                total = ast.Call(
+                    ast.Attribute(ast.Name("np", ast.Load()), "einsum", ast.Load()),
+                    [ast.Constant(spec), *arrays],
+                    [ast.keyword("optimize", ast.Constant(True))],
+                )
             for c in scalars:
                 total = ast.BinOp(c, ast.Mult(), total)
             target = ast.Subscript(mem, _index_of(sliced[0]), ast.Load())
@@ -339,7 +343,8 @@ class Vectorizer:
             return None
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
-        note = f"loops {par} vectorized, reduction over {red} as a contraction (np.einsum)"
+        how = "np.einsum" if "einsum" in ast.unparse(total) else "@"
+        note = f"loops {par} vectorized, reduction over {red} as a contraction ({how})"
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
         if _uses(w.out, POISON):
@@ -355,6 +360,26 @@ class Vectorizer:
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
+
+
+def _as_matmul(arrays: list[ast.expr], specs: list[str], out: str) -> ast.expr | None:
+    """Two operands contracting one index into `out`, as `x @ y` (BLAS, no einsum overhead)."""
+    if len(arrays) != 2 or any(len(sp) > 2 for sp in specs):
+        return None
+    shared = set(specs[0]) & set(specs[1])
+    if len(shared) != 1 or shared & set(out) or len(specs[0]) + len(specs[1]) - 2 != len(out):
+        return None
+    (c,) = shared
+    for first, second in ((0, 1), (1, 0)):
+        a, b = specs[first], specs[second]
+        xa, xb = arrays[first], arrays[second]
+        if len(a) == 2 and a[0] == c:
+            a, xa = a[::-1], ast.Attribute(xa, "T", ast.Load())
+        if len(b) == 2 and b[1] == c:
+            b, xb = b[::-1], ast.Attribute(xb, "T", ast.Load())
+        if a[-1] == c and b[0] == c and a[:-1] + b[1:] == out:
+            return ast.BinOp(xa, ast.MatMult(), xb)
+    return None
 
 
 def _is_load(op: Operation) -> bool:

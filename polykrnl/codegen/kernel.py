@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import html
+import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
-from polykrnl.model.interpreter import Interpreter, handed_back
+from polykrnl.model.interpreter import Interpreter, handed_back, registered_calls
 
 if TYPE_CHECKING:
     from polykrnl.transforms.schedule import Schedule
@@ -47,6 +48,9 @@ class NumpyKernel:
     def _function(self) -> Any:
         namespace: dict[str, Any] = {}
         exec(compile(self.source, f"<polykrnl kernel {self.entry}>", "exec"), namespace)
+        if "_pk_calls" in namespace:
+            # In-process, krnl.call reaches the functions of polykrnl.register_call.
+            namespace["_pk_calls"] = _RegisteredCalls()
         return namespace[self.entry]
 
     def __call__(self, **arrays_and_params: Any) -> Any:
@@ -265,3 +269,30 @@ def register() -> None:
     from polykrnl.transforms.schedule import NUMPY_BACKEND
 
     NUMPY_BACKEND[:] = [_backend]
+
+
+class _RegisteredCalls(dict[str, Any]):
+    """krnl.call targets as the interpreter finds them (looked up at each call)."""
+
+    def __missing__(self, name: str) -> Any:
+        target = registered_calls().get(name)
+        if target is None:
+            raise UnsupportedError(
+                f"krnl.call to '{name}', which is not registered",
+                hint=f"register a Python function with polykrnl.register_call('{name}', f)",
+            )
+        return _keywords_it_takes(target)
+
+
+def _keywords_it_takes(target: Any) -> Any:
+    """`target` called with the op's attributes it declares (all of them with **kwargs)."""
+    try:
+        params = dict(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        params = {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return target(*args, **{n: v for n, v in kwargs.items() if takes_all or n in params})
+
+    return call

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Any
 
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
+from polykrnl.model.interpreter import _attr_to_py, scalar_dtype
 from polykrnl.model.ir import int_list
 
 HELPERS: dict[str, str] = {
@@ -80,6 +83,20 @@ def _pk_matmul(A, B, C, a_mem, b_mem, c_mem, starts, ubs, compute):
         # one multiply and one add per k in C's type: the scalar loop's roundings
         acc = np.multiply(a[:, kk:kk + 1], b[kk:kk + 1, :], dtype=C.dtype) + acc
     c[...] = acc
+""",
+    "_pk_call": """\
+# krnl.call targets: fill this dict with name -> Python function before calling
+# the kernel (in-process, polykrnl uses the functions of polykrnl.register_call).
+_pk_calls = {}
+
+
+def _pk_call(name, args, kwargs, dtypes):
+    out = _pk_calls[name](*args, **kwargs)
+    if not dtypes:
+        return None
+    values = list(out) if len(dtypes) > 1 else [out]
+    cast = [int(v) if d == "index" else np.dtype(d).type(v) for v, d in zip(values, dtypes)]
+    return tuple(cast) if len(cast) > 1 else cast[0]
 """,
 }
 
@@ -149,7 +166,38 @@ def memory_call(
             _ints(compute),
         ]
         return "_pk_matmul", _call("_pk_matmul", args)
+    if isinstance(op, k.CallOp):
+        kwargs = {
+            n: _attr_to_py(a)
+            for n, a in {**op.attributes, **op.properties}.items()
+            if n not in ("funcName", "numOfOutput")
+        }
+        if not all(_literal(v) for v in kwargs.values()):
+            return None
+        dtypes = [
+            "index" if isinstance(r.type, IndexType) else scalar_dtype(r.type).name
+            for r in op.results
+        ]
+        args = [
+            ast.Constant(op.funcName.data),
+            _tuple([value(x) for x in op.parameters]),
+            ast.Dict([ast.Constant(n) for n in kwargs], [_literal_ast(v) for v in kwargs.values()]),
+            _tuple([ast.Constant(d) for d in dtypes]),
+        ]
+        return "_pk_call", _call("_pk_call", args)
     return None
+
+
+def _literal(v: object) -> bool:
+    if isinstance(v, bool | int | float | str):
+        return True
+    return isinstance(v, list) and all(_literal(x) for x in v)
+
+
+def _literal_ast(v: Any) -> ast.expr:
+    if isinstance(v, list):
+        return ast.List([_literal_ast(x) for x in v], ast.Load())
+    return ast.Constant(v)
 
 
 def _call(fn: str, args: list[ast.expr]) -> ast.Call:

@@ -113,3 +113,32 @@ def test_kernel_source_is_python_named_after_the_loops() -> None:
     vec = sched.to_numpy().source
     body = vec.split("def ", 1)[1]
     assert " @ " in body and "for " not in body and "i_t+i, j_t+j" in body, vec
+
+
+CALL = """
+func.func @call(%A: memref<4xf64>, %B: memref<4xf64>) {
+  "krnl.call"(%B, %A) {funcName = "pk_test_codegen_axpy", numOfOutput = 1 : si64,
+                       alpha = 2.5 : f64} : (memref<4xf64>, memref<4xf64>) -> ()
+  return
+}
+"""
+
+
+def test_krnl_call_reaches_registered_functions_with_their_keywords() -> None:
+    from polykrnl.model.interpreter import unregister_call
+
+    def axpy(out: np.ndarray[Any, Any], x: np.ndarray[Any, Any], alpha: float) -> None:
+        out += alpha * x
+
+    fn = pk.parse(CALL)["call"]
+    kernel = pk.schedule(fn).to_numpy()
+    a, b = np.arange(4.0), np.ones(4)
+    with pytest.raises(pk.UnsupportedError, match="not registered"):
+        kernel(A=a, B=b.copy())
+    pk.register_call("pk_test_codegen_axpy", axpy)
+    try:
+        kernel(A=a, B=b)
+    finally:
+        unregister_call("pk_test_codegen_axpy")
+    assert np.array_equal(b, 1.0 + 2.5 * a)  # alpha arrived as a keyword
+    assert "_pk_calls = {}" in kernel.source  # standalone: the user fills the table

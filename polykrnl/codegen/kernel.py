@@ -26,6 +26,7 @@ from polykrnl.codegen.statements import KernelState, Names, StatementWriter, ass
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter import Interpreter, handed_back, registered_calls
+from polykrnl.transforms.legality import carried_dependences
 
 if TYPE_CHECKING:
     from polykrnl.transforms.schedule import Schedule
@@ -150,6 +151,7 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
             {lv.loop: lv.status for lv in report.loops},
             {lv.loop: lv.why_not_vectorizable for lv in report.loops},
             reassociate=reassociate,
+            carried=lambda: carried_dependences(sched),
         )
         translator.replace_loop = vectorizer
     body = translator.node(build_ast(sched.tree))

@@ -16,6 +16,7 @@ Where a loop stays scalar, the code says why in a comment.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,14 @@ class Vectorizer:
     explained: set[str] = field(default_factory=set)
     reassociate: bool = True  # allow contractions (np.einsum), which reorder sums
     reassociated: bool = False  # whether a contraction was emitted
+    # loop -> (source, sink, reduction) of the dependences it carries (for distribution)
+    carried: Callable[[], dict[str, list[tuple[str, str, bool]]]] | None = None
+    _carried: dict[str, list[tuple[str, str, bool]]] | None = None
+
+    def carried_by(self, loop: str) -> list[tuple[str, str, bool]]:
+        if self._carried is None:
+            self._carried = self.carried() if self.carried is not None else {}
+        return self._carried.get(loop, [])
 
     def __call__(self, tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
         tree = _tree(n, mark)
@@ -74,20 +83,41 @@ class Vectorizer:
             return self._gen(tr, chain, loop.items[0])
         users = [x for x in loop.items if not isinstance(x, _Loop)]
         if len(users) == len(loop.items):
-            return self._try(tr, chain, users)
-        # A body of several loops and statements: distribute the chain over them.
-        # Legal when every loop of the chain is parallel: each dependence then stays
-        # inside one iteration, from an earlier part of the body to a later one.
-        if any(self.status.get(x.mark) != "parallel" for x in chain):
-            return None
+            found = self._try(tr, chain, users)
+            if found is not None or len(users) == 1:
+                return found
+        # A body of several loops and statements: distribute the chain over them,
+        # each part running all its iterations before the next part starts. Legal
+        # when no dependence carried by a loop of the chain goes from a part back to
+        # an earlier one (those inside one iteration go forward, in body order).
+        # Each part then sees the loops as its own dependences make them.
+        parts = [_statements_of(item) for item in loop.items]
+        where = {st: i for i, names in enumerate(parts) for st in names}
+        per_part: list[dict[str, str]] = [{} for _ in parts]
+        for x in chain:
+            if self.status.get(x.mark) == "parallel":
+                continue
+            deps = self.carried_by(x.mark)
+            if any(where.get(src, -1) > where.get(snk, -1) for src, snk, _ in deps):
+                return None
+            for i, names in enumerate(parts):
+                own = [red for src, snk, red in deps if src in names and snk in names]
+                per_part[i][x.mark] = (
+                    "parallel" if not own else "reduction" if all(own) else "forward"
+                )
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
+        saved_status = self.status
         out: list[ast.stmt] = []
-        for item in loop.items:
-            part = (
-                self._gen(tr, chain, item)
-                if isinstance(item, _Loop)
-                else self._try(tr, chain, [item])
-            )
+        for item, status in zip(loop.items, per_part, strict=True):
+            self.status = {**saved_status, **status}
+            try:
+                part = (
+                    self._gen(tr, chain, item)
+                    if isinstance(item, _Loop)
+                    else self._try(tr, chain, [item])
+                )
+            finally:
+                self.status = saved_status
             tr.names.clear()
             tr.names.update(saved_names)
             if part is None:
@@ -570,6 +600,15 @@ def _tree(n: isl.AstNode, mark: str | None) -> _Loop | None:
         else:
             return None
     return _Loop(mark, n, items)
+
+
+def _statements_of(item: _Loop | isl.AstExpr) -> set[str]:
+    if isinstance(item, _Loop):
+        out: set[str] = set()
+        for x in item.items:
+            out |= _statements_of(x)
+        return out
+    return {item.op_get_arg(0).id_get_id().get_name()}
 
 
 def _children(n: isl.AstNode) -> list[isl.AstNode]:

@@ -8,12 +8,19 @@ never a Python traceback.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from polykrnl.errors import PolykrnlError
+from polykrnl.errors import ArgumentError, PolykrnlError, UnsupportedError
+
+if TYPE_CHECKING:
+    from xdsl.ir import Attribute
+
+    from polykrnl.codegen.kernel import NumpyKernel
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
@@ -98,6 +105,172 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         out=out,
         size=args.size,
     )
+
+
+def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.transforms.recipe import schedule
+
+    module = load(args.file)
+    verify(module)
+    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    if not functions:
+        raise ArgumentError("the module defines no function: there is nothing to emit")
+    kernels: list[NumpyKernel] = []
+    for fn in functions:
+        # The function's Krnl recipe, checked: an illegal one raises, located at its op.
+        kernel = schedule(fn).to_numpy()
+        assert isinstance(kernel, NumpyKernel)
+        kernels.append(kernel)
+    # The whole text is built before anything is written: an error leaves no partial file.
+    text = _numpy_module(kernels, Path(args.file).name)
+    if args.output is None:
+        out.write(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text)
+    except OSError as e:
+        raise ArgumentError(
+            f"cannot write {args.output}: {e.strerror or e}",
+            hint="-o takes the path of a file in an existing, writable directory",
+        ) from None
+    out.write(f"wrote {args.output}: {', '.join(k.entry for k in kernels)}\n")
+    return EXIT_OK
+
+
+def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
+    """One standalone Python module (imports only numpy) with the entry of every kernel.
+
+    A docstring says how to call each entry function. One kernel: its `.source`
+    as is. Several: one `import numpy`, each helper and each function once
+    (a callee that another kernel calls too is defined once), each entry after
+    the comment with its schedule.
+    """
+    doc = _module_docstring(kernels, source_name)
+    if len(kernels) == 1:
+        return doc + "\n" + kernels[0].source
+    from polykrnl.codegen import memory_ops, scalar_ops
+
+    helpers: list[str] = []
+
+    def add(h: str) -> None:  # dependencies first, as the generator orders them
+        if h not in helpers:
+            for d in scalar_ops.HELPER_DEPS.get(h, ()):
+                add(d)
+            helpers.append(h)
+
+    for h in sorted(set().union(*(k.helpers for k in kernels))):
+        add(h)
+    functions: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for k in kernels:
+        for name, text in _top_level_functions(k.function_source):
+            if functions.setdefault(name, text) != text:
+                raise UnsupportedError(
+                    f"two different generated functions are both named {name} "
+                    f"(one of them for @{k.schedule.program.function.name})",
+                    hint="emit the functions one at a time with --func NAME",
+                )
+        owner[k.entry] = _schedule_comment(k)
+    blocks = [scalar_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
+    blocks += [owner.get(name, "") + text for name, text in functions.items()]
+    return doc + "\nimport numpy as np\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
+
+
+def _schedule_comment(kernel: NumpyKernel) -> str:
+    lines = [
+        f"# polykrnl NumPy kernel of @{kernel.schedule.program.function.name}",
+        "# schedule:",
+        *(f"#   {line}" for line in str(kernel.schedule.loops()).splitlines()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _top_level_functions(source: str) -> list[tuple[str, str]]:
+    """The `def` blocks of generated functions: (name, text ending with one newline)."""
+    blocks: list[list[str]] = []
+    for line in source.splitlines():
+        if line.startswith("def "):
+            blocks.append([])
+        elif not blocks and not line.strip():
+            continue
+        assert blocks, f"generated source before its first def: {line!r}"
+        blocks[-1].append(line)
+    out = []
+    for lines in blocks:
+        name = lines[0][4:].split("(", 1)[0]
+        out.append((name, "\n".join(lines).rstrip("\n") + "\n"))
+    return out
+
+
+def _module_docstring(kernels: Sequence[NumpyKernel], source_name: str) -> str:
+    """How to call the kernels: argument order, names and what each one takes."""
+    names = [f"@{k.schedule.program.function.name}" for k in kernels]
+    what = f"kernel of {names[0]}" if len(names) == 1 else "kernels of " + ", ".join(names)
+    lines = [
+        f"NumPy {what} (after the Krnl recipe),",
+        f"generated by polykrnl from {source_name}.",
+        "",
+        "Standalone: this module imports only numpy. Call an entry function with the "
+        "arguments in the",
+        "order shown, positionally. Arrays must have exactly the dtype and shape shown "
+        "(`?`: any size)",
+        "and are updated in place; nothing is checked here (pk.compile(fn) makes a "
+        "kernel that checks).",
+        "polykrnl runs kernels under np.errstate(all='ignore'): do the same to silence "
+        "floating-point",
+        "warnings.",
+    ]
+    for k in kernels:
+        fn = k.schedule.program.function
+        params = _entry_parameters(k)
+        lines += ["", f"{k.entry}({', '.join(params)})  # @{fn.name}"]
+        for p, a in zip(params, fn.arguments, strict=True):
+            lines.append(f"    {p}: {a.type}, {_how_to_pass(a.type)}")
+        results = ", ".join(str(t) for t in fn.result_types)
+        lines.append(f"    returns: {results or 'nothing'}")
+        if not k.exact:
+            lines.append(
+                "    (reductions are reassociated as np.einsum: floating-point results may "
+                "differ from"
+            )
+            lines.append("    the reference interpreter's in the last bits)")
+    text = "\n".join(lines) + "\n"
+    # Escaped so that any file name makes a valid literal with the same value.
+    return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""\n'
+
+
+def _entry_parameters(kernel: NumpyKernel) -> list[str]:
+    for node in ast.parse(kernel.function_source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == kernel.entry:
+            return [a.arg for a in node.args.args]
+    raise AssertionError(f"no def {kernel.entry} in the generated source")
+
+
+def _how_to_pass(t: Attribute) -> str:
+    from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
+
+    from polykrnl.model import dialect as k
+    from polykrnl.model.interpreter import memref_dtype, memref_shape, scalar_dtype
+
+    if isinstance(t, MemRefType):
+        shape = ", ".join("?" if d is None else str(d) for d in memref_shape(t))
+        shape += "," if len(memref_shape(t)) == 1 else ""
+        return f"a NumPy {memref_dtype(t)} array of shape ({shape})"
+    if isinstance(t, IndexType):
+        return "an int"
+    if isinstance(t, IntegerType):
+        return f"an int in the range of {t}"
+    if isinstance(t, k.StringType):
+        return "a str"
+    if isinstance(t, VectorType):
+        return f"a NumPy {scalar_dtype(t)} array of shape {tuple(t.get_shape())}"
+    try:
+        return f"a np.{scalar_dtype(t)} scalar"
+    except PolykrnlError:
+        return "a value of that type"
 
 
 def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
@@ -234,7 +407,27 @@ def _build_parser() -> _ArgumentParser:
     )
     sp.set_defaults(handler=_cmd_trace)
 
-    sp = sub.add_parser("run", help="run a function on random inputs")
+    sp = sub.add_parser("emit", help="generate code: a standalone NumPy module")
+    targets = sp.add_subparsers(dest="target", metavar="TARGET", parser_class=_ArgumentParser)
+    targets.required = True
+    tp = targets.add_parser(
+        "numpy",
+        help="a Python module that imports only numpy: one function per Krnl function, "
+        "after its recipe",
+    )
+    tp.add_argument("file")
+    tp.add_argument(
+        "--func", help="only this function (default: every function of the file, in one module)"
+    )
+    tp.add_argument(
+        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
+    )
+    tp.set_defaults(handler=_cmd_emit_numpy)
+
+    sp = sub.add_parser(
+        "run",
+        help="run a function's NumPy kernel (or the reference interpreter) on random inputs",
+    )
     sp.add_argument("file")
     sp.add_argument("--func", help="the function to run (default: the only one)")
     sp.add_argument(
@@ -250,8 +443,18 @@ def _build_parser() -> _ArgumentParser:
         default=16,
         help="value of the dynamic dimensions and index/integer arguments no --param sets",
     )
-    sp.add_argument("--reference", action="store_true", help="run the reference interpreter")
-    sp.add_argument("--verify", action="store_true", help="compare with the reference")
+    mode = sp.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--reference",
+        action="store_true",
+        help="run the reference interpreter instead of the generated NumPy kernel",
+    )
+    mode.add_argument(
+        "--verify",
+        action="store_true",
+        help="run both on the same inputs and compare every output: exit 1 if they differ "
+        "(exactly for an exact kernel, else beyond the tolerance of reassociated sums)",
+    )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     sp.set_defaults(handler=_cmd_run)
 

@@ -1,5 +1,17 @@
 """`polykrnl run`: run a function on random inputs and summarize what it wrote.
 
+By default the function runs as its generated NumPy kernel (``pk.schedule(fn)``,
+the function's Krnl recipe, then ``.to_numpy()``); the compile time (schedule
+and code generation) is printed apart from the run time. ``--reference`` runs
+the reference interpreter instead. ``--verify`` runs both on copies of the same
+inputs and compares every array argument that either run changed, and every
+result: it prints the max absolute error, the max relative error (to the
+largest magnitude of the reference's array) and whether the two are exactly
+equal, and exits with 1 when they differ beyond the tolerance. A kernel marked
+exact (``kernel.exact``: every op in the reference's order) must match exactly;
+one that reassociates reductions (contractions as ``np.einsum``) must match
+within ``np.allclose`` with the tolerance of ``reassociation_tolerance``.
+
 Inputs are drawn from a NumPy Generator seeded with ``--seed``: floats
 uniform in [-1, 1), signed integers in [-10, 10], unsigned integers in
 [0, 10], booleans fair coins, strings 1 to 5 random lowercase letters.
@@ -12,25 +24,28 @@ Sizes come from ``--param``:
 - every dynamic dimension and every index or integer scalar that no
   ``--param`` sets takes the value of ``--size`` (default 16); float scalars
   not set are drawn like array elements.
-
-Only the reference interpreter runs for now (``--reference``); the NumPy
-backend, and ``--verify`` which compares it with the reference, come later.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, Signedness
 from xdsl.ir import Attribute
 
-from polykrnl.errors import ArgumentError, UnsupportedError
+from polykrnl.errors import ArgumentError, InterpretError, PolykrnlError, UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import Interpreter, memref_dtype, memref_shape
 from polykrnl.model.ir import Function, Module
+
+if TYPE_CHECKING:
+    from polykrnl.transforms.schedule import Kernel
 
 DEFAULT_SIZE = 16
 
@@ -194,6 +209,153 @@ def _changed(before: np.ndarray[Any, Any], after: np.ndarray[Any, Any]) -> bool:
     return not np.array_equal(before, after, equal_nan=after.dtype.kind == "f")
 
 
+def _seconds(t: float) -> str:
+    return f"{t * 1e3:.2f} ms" if t < 0.1 else f"{t:.3f} s"
+
+
+def _results(result: Any) -> tuple[Any, ...]:
+    return () if result is None else result if isinstance(result, tuple) else (result,)
+
+
+def reassociation_tolerance(dtype: np.dtype[Any], n: int) -> float:
+    """The rtol (and atol, relative to the array's magnitude) of a reassociated kernel.
+
+    `n` bounds the number of terms of every reduction: a reduction loop indexes
+    an array dimension, so it runs at most over the largest dimension of the
+    arguments. Summed in any order, n terms are within (n - 1) * eps * sum|term|
+    of their exact sum (Higham, Accuracy and Stability of Numerical Algorithms,
+    section 4.2), so the reference's order and np.einsum's differ by at most
+    2 * n * eps * sum|term|. With inputs uniform in [-1, 1) the terms have no
+    larger magnitude than the sums they make, and the errors of a sum grow like
+    sqrt(n), not n, in practice: 2 * n * eps of the reference's values (with an
+    absolute part scaled by the largest of them, for sums that cancel to about
+    zero) leaves a wide margin, while a kernel that drops or repeats one term is
+    off by a whole term, far above it.
+    """
+    return 2.0 * max(n, 1) * float(np.finfo(dtype).eps)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The kernel's value against the reference's (one array argument or result)."""
+
+    max_abs: float | None  # None: not numbers (strings, sequences)
+    max_rel: float | None  # max_abs / the largest magnitude of the reference's value
+    equal: bool  # exactly equal (NaN where NaN)
+    ok: bool  # equal, or within the tolerance when it applies
+    rtol: float | None  # the tolerance applied (None: exact equality required)
+    atol: float | None
+    mismatch: str | None = None  # not comparable: a different shape or dtype
+
+
+def compare(reference: Any, got: Any, *, exact: bool, n: int) -> Difference:
+    """Compare a kernel's value with the reference's; `n` bounds reduction lengths."""
+    ref, val = np.asarray(reference), np.asarray(got)
+    if ref.shape != val.shape or ref.dtype != val.dtype:
+        shape = "x".join(map(str, ref.shape)) or "scalar"
+        got_shape = "x".join(map(str, val.shape)) or "scalar"
+        mismatch = f"{got_shape} {val.dtype} instead of {shape} {ref.dtype}"
+        return Difference(None, None, False, False, None, None, mismatch)
+    if ref.dtype.kind not in "fciub":
+        equal = all(
+            type(x) is type(y) and bool(x == y) for x, y in zip(ref.flat, val.flat, strict=True)
+        )
+        return Difference(None, None, equal, equal, None, None)
+    wide = np.complex128 if ref.dtype.kind == "c" else np.float64
+    a, b = ref.astype(wide), val.astype(wide)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(same, 0.0, np.abs(a - b))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # a NaN on one side only
+    max_abs = float(diff.max()) if diff.size else 0.0
+    finite = np.abs(a[np.isfinite(a)])
+    scale = float(finite.max()) if finite.size else 0.0
+    max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
+    equal = max_abs == 0.0
+    if exact or ref.dtype.kind not in "fc":
+        return Difference(max_abs, max_rel, equal, equal, None, None)
+    rtol = reassociation_tolerance(ref.dtype, n)
+    atol = rtol * max(1.0, scale)
+    ok = bool(np.allclose(val, ref, rtol=rtol, atol=atol, equal_nan=True))
+    return Difference(max_abs, max_rel, equal, ok, rtol, atol)
+
+
+def _describe_difference(d: Difference) -> str:
+    if d.mismatch is not None:
+        return f"DIFFERENT: {d.mismatch}"
+    if d.max_abs is None:
+        return "exactly equal" if d.equal else "DIFFERENT"
+    text = f"max abs error {d.max_abs:.3g}, max rel error {d.max_rel:.3g}: "
+    if d.equal:
+        return text + "exactly equal"
+    if d.rtol is None:
+        return text + "NOT exactly equal"
+    verdict = "within" if d.ok else "BEYOND"
+    return text + f"not exactly equal, {verdict} rtol={d.rtol:.3g} atol={d.atol:.3g}"
+
+
+def _run_reference(
+    module: Module, fn: Function, inputs: dict[str, Any], out: TextIO
+) -> tuple[tuple[Any, ...], float]:
+    interpreter = Interpreter(module, stdout=out)
+    start = time.perf_counter()
+    result = interpreter.call(fn, inputs)
+    return _results(result), time.perf_counter() - start
+
+
+def _run_kernel(
+    kernel: Kernel, fn: Function, inputs: dict[str, Any], out: TextIO
+) -> tuple[tuple[Any, ...], float]:
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(out):
+            result = kernel(**inputs)
+    except PolykrnlError:
+        raise
+    except Exception as e:  # the generated code failed: say so without a traceback
+        raise InterpretError(
+            f"the NumPy kernel of @{fn.name} raised {type(e).__name__}: {e}",
+            location=fn.location(fn.op),
+            hint="run it with --reference: the reference interpreter points at the op that "
+            "fails (with --verify, a kernel that fails where the reference does not is a "
+            "verification failure)",
+        ) from None
+    return _results(result), time.perf_counter() - start
+
+
+def _compile(fn: Function) -> tuple[Kernel, float, float]:
+    """The NumPy kernel of `fn` after its recipe; the schedule and codegen times."""
+    from polykrnl.transforms.recipe import schedule
+
+    try:
+        start = time.perf_counter()
+        sched = schedule(fn)
+        middle = time.perf_counter()
+        kernel = sched.to_numpy()
+    except UnsupportedError as e:  # the interpreter runs more than the generator translates
+        raise UnsupportedError(
+            e.message,
+            location=e.location,
+            hint="add --reference to run the reference interpreter instead",
+        ) from None
+    return kernel, middle - start, time.perf_counter() - middle
+
+
+def _write_outputs(
+    out: TextIO, before: Mapping[str, Any], after: Mapping[str, Any], results: tuple[Any, ...]
+) -> None:
+    shown = False
+    for name, old in before.items():
+        if _changed(old, after[name]):
+            out.write(f"  output {name}: {_summary(after[name])}\n")
+            shown = True
+    for i, r in enumerate(results):
+        out.write(f"  result {i}: {_summary(r)}\n")
+        shown = True
+    if not shown:
+        out.write("  no output: no memref argument changed and nothing was returned\n")
+
+
 def run_cli(
     module: Module,
     *,
@@ -205,44 +367,112 @@ def run_cli(
     out: TextIO,
     size: int = DEFAULT_SIZE,
 ) -> int:
-    """`polykrnl run`: returns the exit status (errors raise PolykrnlError)."""
+    """`polykrnl run`: returns the exit status (errors raise PolykrnlError).
+
+    0: ran (and, with `verify`, the kernel matches the reference); 1: with
+    `verify`, the kernel differs from the reference beyond the tolerance.
+    """
     fn = choose_function(module, func)
-    if verify:
-        raise UnsupportedError(
-            "--verify compares the NumPy backend with the reference interpreter; the NumPy "
-            "backend arrives with a later version of polykrnl",
-            hint="run the reference interpreter alone with --reference",
-        )
-    if not reference:
-        raise UnsupportedError(
-            "running the generated NumPy kernel is not available yet: the NumPy backend "
-            "arrives with a later version of polykrnl",
-            hint="add --reference to run the reference interpreter",
+    if reference and verify:
+        raise ArgumentError(
+            "--reference and --verify do not combine: --verify runs the reference "
+            "interpreter too, and compares the NumPy kernel with it",
+            hint="drop --reference",
         )
     if size < 0:
         raise ArgumentError(f"--size cannot be negative ({size})")
     inputs = make_inputs(fn, params, seed=seed, size=size)
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
-    out.write(f"@{fn.name}: reference interpreter, seed {seed}\n")
+    # Everything that can refuse the program (an illegal recipe, an op without a
+    # NumPy translation) does so before anything is printed.
+    compiled = None if reference else _compile(fn)
+    what = (
+        "reference interpreter"
+        if compiled is None
+        else "NumPy kernel vs reference interpreter"
+        if verify
+        else "NumPy kernel"
+    )
+    out.write(f"@{fn.name}: {what}, seed {seed}\n")
     out.write(
         "  inputs: "
         + (", ".join(f"{n} {_describe(v)}" for n, v in inputs.items()) or "none")
         + "\n"
     )
-    interpreter = Interpreter(module, stdout=out)
-    start = time.perf_counter()
-    result = interpreter.call(fn, inputs)
-    elapsed = time.perf_counter() - start
-    out.write(f"  ran in {elapsed:.3f} s\n")
-    shown = False
-    for name, old in before.items():
-        if _changed(old, inputs[name]):
-            out.write(f"  output {name}: {_summary(inputs[name])}\n")
-            shown = True
-    results = () if result is None else result if isinstance(result, tuple) else (result,)
-    for i, r in enumerate(results):
-        out.write(f"  result {i}: {_summary(r)}\n")
-        shown = True
-    if not shown:
+    if compiled is None:
+        results, elapsed = _run_reference(module, fn, inputs, out)
+        out.write(f"  ran in {_seconds(elapsed)}\n")
+        _write_outputs(out, before, inputs, results)
+        return 0
+    kernel, t_schedule, t_codegen = compiled
+    out.write(
+        f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
+        f"NumPy code generation {_seconds(t_codegen)})"
+        + ("" if kernel.exact else "; reductions reassociated (np.einsum)")
+        + "\n"
+    )
+    if not verify:
+        results, elapsed = _run_kernel(kernel, fn, inputs, out)
+        out.write(f"  ran in {_seconds(elapsed)}\n")
+        _write_outputs(out, before, inputs, results)
+        return 0
+    expected = copy.deepcopy(inputs)
+    ref_results, ref_elapsed = _run_reference(module, fn, expected, out)
+    try:
+        results, elapsed = _run_kernel(kernel, fn, inputs, out)
+    except InterpretError as e:
+        out.write(f"  reference interpreter ran in {_seconds(ref_elapsed)}\n")
+        out.write(f"  verify: FAILED: {e.message}\n")
+        return 1
+    out.write(
+        f"  kernel ran in {_seconds(elapsed)}, reference interpreter in {_seconds(ref_elapsed)}\n"
+    )
+    return _verify(out, kernel.exact, before, expected, inputs, ref_results, results)
+
+
+def _verify(
+    out: TextIO,
+    exact: bool,
+    before: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    got: Mapping[str, Any],
+    ref_results: tuple[Any, ...],
+    results: tuple[Any, ...],
+) -> int:
+    """Print the kernel's outputs against the reference's; the exit status."""
+    n = max((max(v.shape, default=1) for v in before.values()), default=1)
+    compared: list[tuple[str, Any, Any]] = [
+        (f"output {name}", expected[name], got[name])
+        for name, old in before.items()
+        if _changed(old, expected[name]) or _changed(old, got[name])
+    ]
+    if len(ref_results) != len(results):
+        out.write(
+            f"  verify: FAILED: the kernel returned {len(results)} values, "
+            f"the reference {len(ref_results)}\n"
+        )
+        return 1
+    compared += [
+        (f"result {i}", r, g) for i, (r, g) in enumerate(zip(ref_results, results, strict=True))
+    ]
+    if not compared:
         out.write("  no output: no memref argument changed and nothing was returned\n")
+    failed: list[str] = []
+    for label, ref, value in compared:
+        d = compare(ref, value, exact=exact, n=n)
+        out.write(f"  {label}: {_summary(value)}\n    vs reference: {_describe_difference(d)}\n")
+        if not d.ok:
+            failed.append(label)
+    if failed:
+        out.write(
+            f"  verify: FAILED: {', '.join(failed)} differ{'s' if len(failed) == 1 else ''} "
+            "from the reference\n"
+        )
+        return 1
+    if exact:
+        out.write("  verify: ok, exactly equal to the reference (the kernel keeps its order)\n")
+    else:
+        out.write(
+            "  verify: ok, equal to the reference within the tolerance of reassociated reductions\n"
+        )
     return 0

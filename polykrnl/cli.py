@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from xdsl.ir import Attribute
 
     from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.model.ir import Function, Module
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
@@ -59,6 +60,11 @@ def _parse_params(items: Sequence[str]) -> dict[str, int]:
         except ValueError:
             raise _UsageError(f"--param {name} needs an integer value, got '{value}'") from None
     return params
+
+
+def _definitions(module: Module) -> list[Function]:
+    """The functions with a body (declarations have nothing to schedule)."""
+    return [f for f in module.functions if f.op.body.blocks]
 
 
 def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
@@ -115,7 +121,7 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
 
     module = load(args.file)
     verify(module)
-    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    functions = [module[args.func]] if args.func is not None else _definitions(module)
     if not functions:
         raise ArgumentError("the module defines no function: there is nothing to emit")
     kernels: list[NumpyKernel] = []
@@ -280,7 +286,7 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
 
     module = load(args.file)
     verify(module)
-    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    functions = [module[args.func]] if args.func is not None else _definitions(module)
     # Every tree is built before anything is printed: an error leaves no partial output.
     # The nest as the recipe builds it, legal or not (`check` judges it).
     trees = [schedule(fn, force=True).loops() for fn in functions]
@@ -323,7 +329,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
     module = load(args.file)
     verify(module)
-    functions = [module[args.func]] if args.func is not None else list(module.functions)
+    functions = [module[args.func]] if args.func is not None else _definitions(module)
     reports = [check(fn) for fn in functions]
     if args.json:
         data: object = (

@@ -59,7 +59,7 @@ def choose_function(
     """
     if name is not None:
         return module[name]
-    functions = module.functions
+    functions = [f for f in module.functions if f.op.body.blocks]
     if len(functions) == 1:
         return functions[0]
     names = ", ".join(f.name for f in functions) or "none"

@@ -85,7 +85,10 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
     program = sched.program
     fn = program.function
     names = Names()
-    names.taken.update({"np", "range", "min", "max"})
+    # Builtins and the helpers a kernel may define: no generated local shadows them.
+    names.taken.update({"np", "range", "min", "max", "_pk_calls"})
+    names.taken.update(scalar_ops.PRELUDE, HELPERS)
+    names.taken.update(f"kernel_{f.name}" for f in fn.module.functions if f.name != fn.name)
     args: dict[SSAValue, str] = {}
     params: list[str] = []
     for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):

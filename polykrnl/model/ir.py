@@ -159,6 +159,11 @@ class Function:
 
     @property
     def arguments(self) -> tuple[Argument, ...]:
+        if not self.op.body.blocks:
+            # A declaration (`func.func private @f(index)`): names from its type.
+            return tuple(
+                Argument(f"arg{i}", t) for i, t in enumerate(self.op.function_type.inputs.data)
+            )
         return tuple(
             Argument(a.name_hint or f"arg{i}", a.type)
             for i, a in enumerate(self.op.body.block.args)

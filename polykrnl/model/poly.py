@@ -1592,6 +1592,12 @@ def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> Pol
     blocked nest (statements at tile level, krnl.get_induction_var_value of a
     tile handle, krnl.matmul).
     """
+    if not fn.op.body.blocks:
+        raise UnsupportedError(
+            f"@{fn.name} is a declaration without a body: nothing to model",
+            location=fn.location(fn.op),
+            hint="give the function a body, or choose another one",
+        )
     nest = checked_nest(fn)
     if recipe and not reorder:
         plain = build_nest(fn, recipe=True, reorder=False)

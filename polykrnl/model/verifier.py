@@ -167,6 +167,8 @@ class _Verifier:
         return result
 
     def check_function(self, fn: Function) -> None:
+        if not fn.op.body.blocks:
+            return  # a declaration: no loops, nothing to check
         before = len(self.found)
         try:
             nest = build_nest(fn)

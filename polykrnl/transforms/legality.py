@@ -1018,5 +1018,7 @@ def refuse_if_illegal(sched: Schedule, what: str) -> Schedule:
         f"{what} is illegal: {v}",
         report,
         location=v.location,
-        hint=v.hint + " (force=True applies it anyway; sched.check() explains)",
+        hint=v.hint
+        + ("" if "force=True" in v.hint else " (force=True applies it anyway)")
+        + "; sched.check() explains",
     )

@@ -503,3 +503,29 @@ def test_console_script_emit_and_run(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+DECLARED = """\
+func.func private @ext(%a: index)
+func.func @f(%A: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 4) {
+    krnl.store %one, %A[%i] : memref<4xf32>
+  }
+  return
+}
+"""
+
+
+def test_declarations_are_skipped_and_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "declared.mlir"
+    path.write_text(DECLARED)
+    for argv in (["verify"], ["check"], ["lower"], ["emit", "numpy"], ["run"]):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([*argv, str(path)], out=out, err=err) == 0, (argv, err.getvalue())
+    out = io.StringIO()
+    main(["emit", "numpy", str(path)], out=out, err=io.StringIO())
+    assert "def kernel_f(" in out.getvalue() and "ext" not in out.getvalue()
+    with pytest.raises(pk.UnsupportedError, match="declaration without a body"):
+        pk.poly_program(pk.parse(DECLARED)["ext"])

@@ -519,6 +519,14 @@ def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
     if p_step.value != 1 or ast.dump(p_start) != ast.dump(ast.Name(t_it, ast.Load())):
         return False
     end = ast.dump(ast.BinOp(ast.Name(t_it, ast.Load()), ast.Add(), ast.Constant(t_step.value)))
+    if ast.dump(p_stop) == end:
+        # Full tiles only (isl knew the step divides the trip count): constant bounds.
+        t_start = tb[1]
+        return (
+            isinstance(t_start, ast.Constant)
+            and isinstance(t_stop, ast.Constant)
+            and (t_stop.value - t_start.value) % t_step.value == 0
+        )
     if not (isinstance(p_stop, ast.Call) and len(p_stop.args) == 2):
         return False
     args = sorted(ast.dump(a) for a in p_stop.args)

@@ -521,18 +521,19 @@ def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
     end = ast.dump(ast.BinOp(ast.Name(t_it, ast.Load()), ast.Add(), ast.Constant(t_step.value)))
     if ast.dump(p_stop) == end:
         # Full tiles only (isl knew the step divides the trip count): constant bounds.
-        t_start = tb[1]
-        return (
-            isinstance(t_start, ast.Constant)
-            and isinstance(t_stop, ast.Constant)
-            and (t_stop.value - t_start.value) % t_step.value == 0
-        )
+        ints = [_int_constant(x) for x in (tb[1], t_stop, t_step)]
+        lo, hi, step = ints
+        return lo is not None and hi is not None and step is not None and (hi - lo) % step == 0
     if not (isinstance(p_stop, ast.Call) and len(p_stop.args) == 2):
         return False
     args = sorted(ast.dump(a) for a in p_stop.args)
     return ast.dump(p_stop.func) == ast.dump(ast.Name("min", ast.Load())) and args == sorted(
         [end, ast.dump(t_stop)]
     )
+
+
+def _int_constant(e: ast.expr) -> int | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else None
 
 
 def _uses(stmts: list[ast.stmt], name_: str) -> bool:

@@ -164,10 +164,15 @@ class Function:
             return tuple(
                 Argument(f"arg{i}", t) for i, t in enumerate(self.op.function_type.inputs.data)
             )
-        return tuple(
-            Argument(a.name_hint or f"arg{i}", a.type)
-            for i, a in enumerate(self.op.body.block.args)
-        )
+        from polykrnl.model.nest import value_name  # nest builds on this module
+
+        out = []
+        for i, a in enumerate(self.op.body.block.args):
+            # The source's name: xDSL drops a `_<digits>` suffix from name hints.
+            text = value_name(a, self.module).lstrip("%")
+            name = text if text.isidentifier() else a.name_hint or f"arg{i}"
+            out.append(Argument(name, a.type))
+        return tuple(out)
 
     @property
     def result_types(self) -> tuple[Attribute, ...]:

@@ -1385,3 +1385,22 @@ def test_cli_run_rejects_unknown_params(gemm_file: Path) -> None:
     assert "no argument 'Z'" in err and "A.0, A.1, B.0, B.1, C.0, C.1" in err
     code, _, err = run_cli("run", str(gemm_file), "--reference")
     assert code == 2 and "--func NAME" in err and "gemm, gemm_tiled" in err
+
+
+def test_argument_names_keep_a_digit_suffix() -> None:
+    # xDSL's name hints drop `_1`; arguments are named as the source writes them.
+    text = """
+func.func @f(%y_1: memref<4xf64>, %y_2: memref<4xf64>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 4) {
+    %v = krnl.load %y_1[%i] : memref<4xf64>
+    krnl.store %v, %y_2[%i] : memref<4xf64>
+  }
+  return
+}
+"""
+    f = pk.parse(text)["f"]
+    assert [a.name for a in f.arguments] == ["y_1", "y_2"]
+    a, b = np.arange(4.0), np.zeros(4)
+    pk.run_reference(f, y_1=a, y_2=b)
+    assert np.array_equal(a, b)

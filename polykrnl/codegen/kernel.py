@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
 from xdsl.ir import BlockArgument, SSAValue
 
 from polykrnl.codegen import scalar_ops
@@ -25,7 +26,14 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
-from polykrnl.model.interpreter import Interpreter, handed_back, registered_calls
+from polykrnl.model.interpreter import (
+    Interpreter,
+    handed_back,
+    memref_dtype,
+    memref_shape,
+    registered_calls,
+    scalar_dtype,
+)
 from polykrnl.transforms.legality import carried_dependences
 
 if TYPE_CHECKING:
@@ -54,9 +62,56 @@ class NumpyKernel:
             namespace["_pk_calls"] = _RegisteredCalls()
         return namespace[self.entry]
 
+    @cached_property
+    def _signature(self) -> list[tuple[str, Any, Any]]:
+        """Per argument: its name, the dtype and shape of a memref (or the scalar's type
+        constructor), for the fast path of __call__."""
+        out: list[tuple[str, Any, Any]] = []
+        for a in self.schedule.program.function.arguments:
+            t = a.type
+            if isinstance(t, MemRefType) and not isinstance(t.element_type, MemRefType):
+                out.append((a.name, memref_dtype(t), memref_shape(t)))
+            elif isinstance(t, IndexType):
+                out.append((a.name, int, None))
+            elif isinstance(t, Float16Type | Float32Type | Float64Type):
+                out.append((a.name, scalar_dtype(t).type, None))
+            else:
+                out.append((a.name, None, None))  # checked by the interpreter's rules
+        return out
+
+    def _fast_values(self, given: dict[str, Any]) -> list[Any] | None:
+        """The arguments when they are exactly what the kernel takes (else None)."""
+        if len(given) != len(self._signature):
+            return None
+        values: list[Any] = []
+        for arg, kind, shape in self._signature:
+            v = given.get(arg, given)  # `given` itself: missing
+            if shape is not None:
+                if (
+                    type(v) is not np.ndarray
+                    or v.dtype != kind
+                    or v.ndim != len(shape)
+                    or any(w is not None and w != g for w, g in zip(shape, v.shape, strict=True))
+                ):
+                    return None
+                values.append(v)
+            elif kind is int and type(v) is int:
+                values.append(v)
+            elif kind not in (None, int) and type(v) in (float, int, kind):
+                values.append(kind(v))
+            else:
+                return None
+        return values
+
     def __call__(self, **arrays_and_params: Any) -> Any:
         fn = self.schedule.program.function
-        values, writeback = Interpreter(fn.module)._bind_arguments(fn, arrays_and_params)
+        fast = self._fast_values(arrays_and_params)
+        writeback: list[tuple[list[Any], np.ndarray[Any, Any]]] = []
+        if fast is not None:
+            values = fast
+        else:
+            # Lists, conversions and every error message: the interpreter's rules.
+            values, writeback = Interpreter(fn.module)._bind_arguments(fn, arrays_and_params)
         with np.errstate(all="ignore"):
             results = self._function(*values)
         if results is None:

@@ -142,3 +142,19 @@ def test_krnl_call_reaches_registered_functions_with_their_keywords() -> None:
         unregister_call("pk_test_codegen_axpy")
     assert np.array_equal(b, 1.0 + 2.5 * a)  # alpha arrived as a keyword
     assert "_pk_calls = {}" in kernel.source  # standalone: the user fills the table
+
+
+def test_kernel_arguments_are_checked_like_the_reference() -> None:
+    fn = pk.load(ROOT / "transforms" / "legality" / "gemm.mlir")["gemm"]
+    kernel = pk.Schedule.from_function(fn, recipe=False).to_numpy()
+    good = make_inputs(fn, {}, seed=1, size=8)
+    kernel(**copy.deepcopy(good))  # the fast path
+    for name, bad, message in (
+        ("A", good["A"].astype(np.float64), "expected dtype float32"),
+        ("A", good["A"][:, :3], "expected shape"),
+        ("A", good["A"].tolist(), "expected a NumPy array"),
+    ):
+        with pytest.raises(pk.ArgumentError, match=message):
+            kernel(**{**copy.deepcopy(good), name: bad})
+    with pytest.raises(pk.ArgumentError, match="missing argument 'C'"):
+        kernel(A=good["A"], B=good["B"])

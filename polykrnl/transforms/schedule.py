@@ -185,12 +185,25 @@ class UnpermutedOrder:
     def _resolved(self) -> tuple[PolyProgram | None, str]:
         fn = self.function
         try:
-            return poly_program(fn, recipe=True, reorder=False), ""
+            blocked = poly_program(fn, recipe=True, reorder=False)
         except UnsupportedError as e:
             return None, (
                 f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
                 "the recipe as written is the reference, so only its parallel loops are judged"
             )
+        # Blocking without permuting keeps the order. When every statement is at
+        # point level (same instances as without the recipe), the order of the
+        # loops as written is the same order without the tile loops' integer
+        # divisions, which make the dependence analysis slow.
+        try:
+            plain = poly_program(fn, recipe=False)
+        except UnsupportedError:
+            return blocked, ""
+        same = len(plain.statements) == len(blocked.statements) and all(
+            a.name == b.name and a.dims == b.dims and a.domain.is_equal(b.domain)
+            for a, b in zip(plain.statements, blocked.statements, strict=True)
+        )
+        return (plain if same else blocked), ""
 
     @property
     def program(self) -> PolyProgram | None:

@@ -374,7 +374,9 @@ class Vectorizer:
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
         how = "np.einsum" if "einsum" in ast.unparse(total) else "@"
-        note = f"loops {par} vectorized, reduction over {red} as a contraction ({how})"
+        note = f"reduction over {red} as a contraction ({how})"
+        if par:
+            note = f"loops {par} vectorized, {note}"
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
         if _uses(w.out, POISON):

@@ -250,7 +250,7 @@ class Vectorizer:
         for u in users:
             stmt = u.op_get_arg(0).id_get_id().get_name()
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
-            out += StatementWriter(self.state, self.statements[stmt], args, vec).write()
+            out += _in_place(StatementWriter(self.state, self.statements[stmt], args, vec).write())
         # The ranges and lengths the slices made unnecessary go.
         setup, body = out[: 2 * rank], out[2 * rank :]
         used = {x.id for st in body for x in ast.walk(st) if isinstance(x, ast.Name)}
@@ -362,9 +362,9 @@ class Vectorizer:
                 )
             for c in scalars:
                 total = ast.BinOp(c, ast.Mult(), total)
-            target = ast.Subscript(mem, _index_of(sliced[0]), ast.Load())
-            new = ast.BinOp(target, ast.Add(), total)
-            w.out.append(ast.Assign([ast.Subscript(mem, _index_of(sliced[0]), ast.Store())], new))
+            # In place: NumPy evaluates the right side first (copying where it overlaps).
+            target = ast.Subscript(mem, _index_of(sliced[0]), ast.Store())
+            w.out.append(ast.AugAssign(target, ast.Add(), total))
         except NotVectorizable:
             tr.names.clear()
             tr.names.update(saved_names)
@@ -532,6 +532,53 @@ def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
     return ast.dump(p_stop.func) == ast.dump(ast.Name("min", ast.Load())) and args == sorted(
         [end, ast.dump(t_stop)]
     )
+
+
+def _in_place(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`x = X[s]; y = x + e; X[s] = y` as `X[s] += e` (no temporary array, no copy).
+
+    Only when x and y are used nowhere else; NumPy evaluates `e` first and copies
+    where it overlaps X[s], so the meaning is that of the three statements.
+    """
+    if len(body) < 3:
+        return body
+    load, op, store = body[-3], body[-2], body[-1]
+    if not (
+        isinstance(load, ast.Assign)
+        and isinstance(op, ast.Assign)
+        and isinstance(store, ast.Assign)
+        and isinstance(load.targets[0], ast.Name)
+        and isinstance(op.targets[0], ast.Name)
+        and isinstance(load.value, ast.Subscript)
+        and isinstance(store.targets[0], ast.Subscript)
+        and ast.dump(load.value, annotate_fields=False)
+        == ast.dump(
+            ast.Subscript(store.targets[0].value, store.targets[0].slice, ast.Load()),
+            annotate_fields=False,
+        )
+        and isinstance(store.value, ast.Name)
+        and store.value.id == op.targets[0].id
+        and isinstance(op.value, ast.BinOp)
+        and isinstance(op.value.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
+    ):
+        return body
+    x = load.targets[0].id
+    e = op.value
+    if isinstance(e.left, ast.Name) and e.left.id == x:
+        rest = e.right
+    elif isinstance(e.op, ast.Add | ast.Mult) and isinstance(e.right, ast.Name) and e.right.id == x:
+        rest = e.left
+    else:
+        return body
+    earlier = body[:-3]
+    others = [*earlier, ast.Expr(rest)]
+    if any(
+        isinstance(n, ast.Name) and n.id in (x, op.targets[0].id)
+        for st in others
+        for n in ast.walk(st)
+    ):
+        return body
+    return [*earlier, ast.AugAssign(store.targets[0], e.op, rest)]
 
 
 def _int_constant(e: ast.expr) -> int | None:

@@ -239,6 +239,7 @@ class Vectorizer:
                 raise NotVectorizable(f"loop {loop} has a step")
             if (_names(start) | _names(stop)) & set(vec):
                 raise NotVectorizable("a parallel loop's bounds use another one")
+            stop = _not_below(stop, start)
             py = tr.fresh(loop.split("+")[-1])
             length = tr.fresh("n_" + loop.split("+")[-1])
             tr.names[it] = py
@@ -319,6 +320,7 @@ class Vectorizer:
                 it, start, stop, _ = b
                 if (_names(start) | _names(stop)) & set(vec):
                     raise NotVectorizable("bounds use another vectorized loop")
+                stop = _not_below(stop, start)
                 py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
@@ -349,6 +351,10 @@ class Vectorizer:
                 raise NotVectorizable("the update reads another element")
             if not arrays:
                 raise NotVectorizable("nothing to contract")
+            # Every loop must index some operand: einsum sums a loop no operand uses
+            # once, where the loop adds the same product once per iteration.
+            if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
+                raise NotVectorizable("a loop that no factor of the product uses")
             spec = ",".join(specs) + "->" + letters[:n_par]
             total: ast.expr
             found = _as_matmul(arrays, specs, letters[:n_par])
@@ -579,6 +585,30 @@ def _in_place(body: list[ast.stmt]) -> list[ast.stmt]:
     ):
         return body
     return [*earlier, ast.AugAssign(store.targets[0], e.op, rest)]
+
+
+def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
+    """`stop`, or `max(start, stop)` when it may be negative and below `start` (an empty
+    loop with symbolic bounds): Python counts a negative slice stop from the end of
+    the array, so the slice would not be empty."""
+    a, b = _int_constant(start), _int_constant(stop)
+    if a is not None and b is not None:
+        return stop if b >= a else start
+    if b is not None and b >= 0:
+        return stop  # below the start it still gives an empty slice
+    if ast.dump(start) == ast.dump(stop):
+        return stop
+    # A point loop of a tile (`range(t, min(U, t + S))`) is empty only when its tile
+    # loop does not run: it never gets here with stop < start.
+    if isinstance(stop, ast.Call) and any(
+        isinstance(x, ast.BinOp)
+        and isinstance(x.op, ast.Add)
+        and ast.dump(x.left) == ast.dump(start)
+        and (_int_constant(x.right) or 0) > 0
+        for x in stop.args
+    ):
+        return stop
+    return call("max", start, stop)
 
 
 def _int_constant(e: ast.expr) -> int | None:

@@ -22,10 +22,8 @@ reassociated integer sum is the same sum modulo 2**64), else within
 ``_tolerance``; ``to_numpy(vectorize=False)`` and ``to_numpy(reassociate=False)``
 are ``exact`` and give the reference's arrays bit for bit.
 
-Two generator bugs found by this test are documented at KNOWN_BUGS, each with
-strict-xfail reproducers; while a reproducer still fails, the property lets a
-kernel of that bug's shape fail (and says so in the statistics), so that it
-keeps checking everything else.
+Two generator bugs found by this test are documented at FIXED_BUGS, each with
+reproducers that now run as regression tests.
 
 The run is derandomized (the same 120 examples on every run, about 10 s). To
 explore, set ``POLYKRNL_PROPERTY_EXAMPLES=3000``: that many examples, from a
@@ -234,12 +232,13 @@ def _differs(
     return None
 
 
-# ------------------------------------------------------------------ known generator bugs
+# ------------------------------------------------------------------ fixed generator bugs
 #
-# Found by this test; each has strict-xfail reproducers below (they fail the run
-# once the bug is fixed: then remove the marker, and the entry here).
+# Found by this test, fixed in polykrnl/codegen/vectorize.py (a contraction needs
+# every loop to index some factor; a vectorized loop's stop is max(start, stop)
+# when it may be below the start); the reproducers below are regression tests.
 
-KNOWN_BUGS: dict[str, str] = {
+FIXED_BUGS: dict[str, str] = {
     "1": "polykrnl/codegen/vectorize.py, Vectorizer._contraction: a contraction over a loop "
     "that the summed operand does not index. The einsum spec (or the `@`) only has the "
     "operands' loops: a reduction loop the operand lacks is summed once instead of once per "
@@ -350,36 +349,6 @@ def _kernel_is_right(text: str, params: dict[str, int]) -> bool:
     return all(np.allclose(got[a], want[a], rtol=0.0, atol=1e-5) for a in arrays)
 
 
-# The bugs a reproducer still shows: only those are allowed in the property.
-LIVE = {bug for bug, text, params in REPRODUCERS.values() if not _kernel_is_right(text, params)}
-
-
-def _contracts_over_a_missing_loop(prog: Any, source: str) -> bool:
-    """Bug 1's shape: a contraction in `source` over a loop that a summed operand lacks."""
-    sums = [s.reads[1] for s in prog.stmts if s.reduction and s.iv is None and len(s.reads) == 2]
-    pattern = r"# (?:loops (.*) vectorized, )?reduction over (.*) as a contraction"
-    for m in re.finditer(pattern, source):
-        labels = [x for part in m.groups() if part for x in part.split(", ")]
-        loops = {label.split("+")[-1].split("_")[0] for label in labels}  # i_t+i, i_t_2: i
-        for y in sums:
-            used = {LP.IVS[n] for sub in y.subs for n, c in enumerate(sub.coefs) if c}
-            if not loops <= used:
-                return True
-    return False
-
-
-def _known_bug(
-    prog: Any, bound: int | None, params: dict[str, int], what: str, source: str
-) -> str | None:
-    """The known bug whose shape this kernel has (None: it must be right)."""
-    if "1" in LIVE and what == "to_numpy()" and _contracts_over_a_missing_loop(prog, source):
-        return "1"
-    empty = bound is not None and params["N"] <= prog.lbs[bound]
-    if "2" in LIVE and what != "to_numpy(vectorize=False)" and empty:
-        return "2"
-    return None
-
-
 # ------------------------------------------------------------------ the property
 
 
@@ -402,19 +371,9 @@ def _check(
     for what, kernel in variants.items():
         if what != "to_numpy()":
             assert kernel.exact, f"{what} is not exact\n{kernel.source}"
-        known = _known_bug(prog, bound, params, what, kernel.source)
         got = copy.deepcopy(args)
-        try:
-            assert kernel(**got) is None
-            wrong = _differs(prog, kernel, args, want, got)
-        except ValueError as e:
-            if known is None:
-                raise
-            wrong = f"ValueError: {e}"
-        if wrong is not None and known is not None:
-            how = "raised" if wrong.startswith("ValueError") else "wrong arrays"
-            event(f"KNOWN BUG {known} (see KNOWN_BUGS): {what} {how}")
-            continue
+        assert kernel(**got) is None
+        wrong = _differs(prog, kernel, args, want, got)
         assert wrong is None, f"{what}: {wrong}\n{sched.loops()}\n{kernel.source}"
     source = variants["to_numpy()"].source
     kind = (
@@ -480,9 +439,8 @@ def test_kernels_of_legal_schedules_match_the_reference(
         _check(prog, fn, sched, seed, bound, params)
 
 
-@pytest.mark.xfail(strict=True, reason="a known generator bug (KNOWN_BUGS)")
 @pytest.mark.parametrize("name", sorted(REPRODUCERS))
-def test_known_generator_bug_reproducer(name: str) -> None:
+def test_fixed_generator_bug_reproducer(name: str) -> None:
     bug, text, params = REPRODUCERS[name]
-    assert bug in KNOWN_BUGS
-    assert _kernel_is_right(text, params), KNOWN_BUGS[bug]
+    assert bug in FIXED_BUGS
+    assert _kernel_is_right(text, params), FIXED_BUGS[bug]

@@ -79,8 +79,6 @@ class Translator:
     # isl iterator / parameter name -> Python name
     names: dict[str, str] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
-    # loop name -> (iterator, comment) of the loops made, for the vectorizer and the header
-    loops: list[str] = field(default_factory=list)
     _pending_mark: str | None = None
 
     def fresh(self, base: str) -> str:
@@ -125,7 +123,6 @@ class Translator:
                 return replaced
         it = n.for_get_iterator().id_get_id().get_name()
         name = self.fresh(mark or it)
-        self.loops.append(name)
         init = self.expr(n.for_get_init())
         inc = self.expr(n.for_get_inc())
         outer = self.names.get(it)

@@ -10,7 +10,7 @@ right in any legal order, including orders that interleave iterations.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,11 +178,7 @@ class StatementWriter:
 
     def vector_names(self, e: ast.expr) -> set[str]:
         """The vectorized iterators (or locals computed from them) `e` uses."""
-        return {x.id for x in ast.walk(e) if isinstance(x, ast.Name) and x.id in self.vec_locals}
-
-    @property
-    def vec_locals(self) -> set[str]:
-        return self._vec_locals
+        return {x.id for x in ast.walk(e) if isinstance(x, ast.Name) and x.id in self._vec_locals}
 
     # -- values
     def value(self, v: SSAValue) -> ast.expr:
@@ -277,10 +273,6 @@ class StatementWriter:
         _arr, def_loops = self.st.program.virtual[v]
         target = ast.Subscript(name(self.st.dict_of(v)), self.key(def_loops), ast.Store())
         self.out.append(ast.Assign([target], e))
-
-    def indices(self, vals: Iterator[SSAValue] | list[SSAValue]) -> ast.expr:
-        idx = [self.value(x) for x in vals]
-        return ast.Tuple(idx, ast.Load()) if len(idx) != 1 else idx[0]
 
     def op(self, op: Operation) -> None:
         """Emit `op` (its operands first), binding its results."""
@@ -537,10 +529,6 @@ class StatementWriter:
 
 def _describe(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
-
-
-def dtype_name(t: MemRefType) -> str:
-    return scalar_dtype(t.element_type).name
 
 
 def _index(subs: list[ast.expr]) -> ast.expr:

@@ -34,7 +34,6 @@ from polykrnl.model.interpreter import (
     registered_calls,
     scalar_dtype,
 )
-from polykrnl.transforms.legality import carried_dependences
 
 if TYPE_CHECKING:
     from polykrnl.transforms.schedule import Schedule
@@ -209,7 +208,7 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
             {lv.loop: lv.status for lv in report.loops},
             {lv.loop: lv.why_not_vectorizable for lv in report.loops},
             reassociate=reassociate,
-            carried=lambda: carried_dependences(sched),
+            carried={lv.loop: list(lv.pairs) for lv in report.loops},
         )
         translator.replace_loop = vectorizer
     body = translator.node(build_ast(sched.tree))

@@ -16,7 +16,6 @@ Where a loop stays scalar, the code says why in a comment.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,13 +55,10 @@ class Vectorizer:
     reassociate: bool = True  # allow contractions (np.einsum), which reorder sums
     reassociated: bool = False  # whether a contraction was emitted
     # loop -> (source, sink, reduction) of the dependences it carries (for distribution)
-    carried: Callable[[], dict[str, list[tuple[str, str, bool]]]] | None = None
-    _carried: dict[str, list[tuple[str, str, bool]]] | None = None
+    carried: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
 
     def carried_by(self, loop: str) -> list[tuple[str, str, bool]]:
-        if self._carried is None:
-            self._carried = self.carried() if self.carried is not None else {}
-        return self._carried.get(loop, [])
+        return self.carried.get(loop, [])
 
     def __call__(self, tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
         tree = _tree(n, mark)

@@ -108,6 +108,8 @@ class LoopVerdict:
     distance_min: int | None
     distance_max: int | None
     carried: tuple[str, ...]  # "RAW on A", ...
+    # (source statement, sink statement, reduction) of each dependence it carries
+    pairs: tuple[tuple[str, str, bool], ...] = field(default=(), compare=False)
 
     @property
     def vectorizable(self) -> bool:
@@ -498,7 +500,16 @@ def _loop_verdict(
     else:
         status = "forward"
     return (
-        LoopVerdict(name, status, info.parallel, innermost, lo, hi, tuple(names)),
+        LoopVerdict(
+            name,
+            status,
+            info.parallel,
+            innermost,
+            lo,
+            hi,
+            tuple(names),
+            tuple((d.source, d.sink, d.reduction) for d, _ in carried),
+        ),
         carried,
     )
 
@@ -967,24 +978,6 @@ def _describe(st: Step) -> str:
     if st.op == "skew":
         return f"skew('{st.loops[0]}', '{st.loops[1]}', {st.size})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
-
-
-def carried_dependences(sched: Schedule) -> dict[str, list[tuple[str, str, bool]]]:
-    """Loop -> (source statement, sink statement, reduction) of each dependence it carries."""
-    deps = dependences(sched.reference_program).deps
-    dist = _Distances(sched, deps)
-    out: dict[str, list[tuple[str, str, bool]]] = {}
-    for name, path in _paths(sched.nodes).items():
-        k = len(path)
-        outer = " and ".join(f"x{i} = 0" for i in range(k - 1)) or "true"
-        found: list[tuple[str, str, bool]] = []
-        for i, delta in dist.under(path):
-            n = delta.dim(isl.dim_type.set)
-            if not delta.intersect(_over(n, f"{outer} and x{k - 1} != 0")).is_empty():
-                d = deps[i]
-                found.append((d.source, d.sink, d.reduction))
-        out[name] = found
-    return out
 
 
 def is_legal(sched: Schedule) -> bool:

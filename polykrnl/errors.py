@@ -145,3 +145,14 @@ class IllegalTransformError(ScheduleError):
 
     def render(self, default_file: str = "<input>") -> str:
         return super().render(default_file) + "\n" + str(self.report)
+
+
+class TileConstraintError(PolykrnlError):
+    """A PTO tile, tensor or instruction breaks a rule of the ISA; the message names the
+    rule and the numbers (e.g. a row-major f32 tile of 15 columns: 60 bytes per row is
+    not a multiple of 32)."""
+
+
+class PtoError(PolykrnlError):
+    """A Krnl program cannot be emitted for PTO: no instruction pattern matches a
+    statement, or its tiles do not fit a buffer. Names the statement and the reason."""

@@ -151,9 +151,13 @@ class StatementWriter:
         self._loop_cache: dict[str, ast.expr] = {}
         # Names whose values are arrays over the vectorized loops.
         self._vec_locals: set[str] = set(self.vec)
+        # The vectorized axes each array value spans (locals, and the slice reads).
+        self._local_axes: dict[str, frozenset[int]] = {}
+        self._read_axes: dict[int, frozenset[int]] = {}
         for d, e in zip(self.dim_names, dims, strict=True):
             if not isinstance(e, ast.Name) and self.vector_names(e):
                 self._vec_locals.add(d)
+                self._local_axes[d] = self.axes_of(e)
 
     # -- loop values
     def loop_value(self, loop: str) -> ast.expr:
@@ -165,6 +169,7 @@ class StatementWriter:
                 local = self.st.names.fresh(python_name(loop) + "_v")
                 if self.vector_names(e):
                     self._vec_locals.add(local)
+                    self._local_axes[local] = self.axes_of(e)
                 self.out.append(assign(local, e))
                 e = name(local)
             self._loop_cache[loop] = e
@@ -175,6 +180,19 @@ class StatementWriter:
         if any(self.vector_names(p) for p in parts):
             raise NotVectorizable("a value kept per iteration of a vectorized loop")
         return ast.Tuple(parts, ast.Load())
+
+    def axes_of(self, e: ast.expr) -> frozenset[int]:
+        """The vectorized loop axes along which the value of `e` may vary."""
+        out: set[int] = set()
+        for x in ast.walk(e):
+            if id(x) in self._read_axes:
+                out |= self._read_axes[id(x)]
+            elif isinstance(x, ast.Name):
+                if x.id in self.vec:
+                    out.add(self.vec[x.id].axis)
+                else:
+                    out |= self._local_axes.get(x.id, frozenset())
+        return frozenset(out)
 
     def vector_names(self, e: ast.expr) -> set[str]:
         """The vectorized iterators (or locals computed from them) `e` uses."""
@@ -224,6 +242,9 @@ class StatementWriter:
         local = self.st.names.fresh(v.name_hint or "v")
         if self.vector_names(e):
             self._vec_locals.add(local)
+        axes = self.axes_of(e)
+        if axes:
+            self._local_axes[local] = axes
         self.out.append(assign(local, e))
         self.env[v] = name(local)
         return self.env[v]
@@ -457,6 +478,7 @@ class StatementWriter:
             ]
             if any(isinstance(p, ast.Constant) for p in parts):
                 e = ast.Subscript(e, ast.Tuple(parts, ast.Load()), ast.Load())
+        self._read_axes[id(e)] = frozenset(order)
         return e
 
     def read_axes(self, mem: ast.expr, subs: list[ast.expr]) -> tuple[ast.expr, list[int]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
+from xdsl.dialects.builtin import AnyFloat, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from polykrnl.codegen.isl_ast import _FOR, Translator
@@ -32,7 +33,11 @@ from polykrnl.codegen.statements import (
     call,
     const,
 )
+from polykrnl.codegen.statements import (
+    name as name_,
+)
 from polykrnl.model import dialect as k
+from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.poly import Statement
 
 COMMENT = "__polykrnl_comment__: "
@@ -127,7 +132,7 @@ class Vectorizer:
         self, tr: Translator, loops: list[_Loop], users: list[isl.AstExpr]
     ) -> list[ast.stmt] | None:
         chain = [(x.mark, x.node) for x in loops]
-        reductions_only = self.reassociate and all(
+        reductions_only = self._may_reduce(users) and all(
             self.status.get(x) == "reduction" for x, _ in chain
         )
         if not reductions_only and not any(self.status.get(x) == "parallel" for x, _ in chain):
@@ -202,18 +207,18 @@ class Vectorizer:
         if any(_ids(node.for_get_init()) & par_its for _, node in par):
             raise NotVectorizable("a parallel loop's bounds use another one")
         if (
-            self.reassociate
+            self._may_reduce(users)
             and seq
             and all(self.status.get(loop) == "reduction" for loop, _ in seq)
         ):
-            # Contract over the innermost reduction loops that can be axes (a point
+            # Reduce over the innermost reduction loops that can be axes (a point
             # loop's bounds use its tile loop: the tile loop then stays a loop).
             for cut in range(len(seq)):
-                found = self._contraction(tr, [*par, *seq[cut:]], len(par), users, seq[:cut])
+                found = self._reduction(tr, [*par, *seq[cut:]], len(par), users, seq[:cut])
                 if found is not None:
                     return found
         if not par:
-            raise NotVectorizable("a reduction that is not a sum of products")
+            raise NotVectorizable("a reduction of a form polykrnl does not vectorize")
         outer: list[tuple[ast.Name, ast.expr]] = []
         for loop, node in seq:
             b = self._bounds(tr, node)
@@ -274,7 +279,15 @@ class Vectorizer:
         point_it = node.point.for_get_iterator().id_get_id().get_name()
         return point_it, start, stop, ast.Constant(1)
 
-    def _contraction(
+    def _may_reduce(self, users: list[isl.AstExpr]) -> bool:
+        """Whether a reduction over a loop may become array code: always when the
+        combination is exact (integers, max/min), else only when reassociating."""
+        if self.reassociate:
+            return True
+        forms = [_update(self.statements[u.op_get_arg(0).id_get_id().get_name()]) for u in users]
+        return len(forms) == 1 and forms[0] is not None and forms[0].exact
+
+    def _reduction(
         self,
         tr: Translator,
         loops: list[tuple[str, isl.AstNode]],
@@ -282,20 +295,21 @@ class Vectorizer:
         users: list[isl.AstExpr],
         outer: list[tuple[str, isl.AstNode]],
     ) -> list[ast.stmt] | None:
-        """`X[f] = X[f] + a * b * ...` summed over the reduction loops, as one np.einsum.
+        """`X[f] = X[f] op e` over the reduction loops (the innermost axes) as one update.
 
-        This reassociates the sum (floating-point results change in the last
-        bits); the reduction loops carry nothing else, so only the order of
-        the additions into each X[f] changes.
+        A sum of products becomes `@` or np.einsum (a contraction), any other
+        summand np.sum, and `*`, max, min np.prod, np.max, np.min along the
+        reduction axes. Floating-point sums and products are reassociated (the
+        results change in the last bits); the reduction loops carry nothing else,
+        so only the order of the combinations into each X[f] changes.
         """
         if len(users) != 1:
             return None
         u = users[0]
         s = self.statements[u.op_get_arg(0).id_get_id().get_name()]
-        form = _sum_of_products(s)
-        if form is None:
+        form = _update(s)
+        if form is None or not (self.reassociate or form.exact):
             return None
-        store_op, x_load, factors = form
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
         try:
             around: list[tuple[ast.Name, ast.expr]] = []
@@ -322,51 +336,50 @@ class Vectorizer:
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
-            arrays: list[ast.expr] = []
-            specs: list[str] = []
-            scalars: list[ast.expr] = []
-            letters = "abcdefghijklmnopqrstuvwxyz"
-            for f in factors:
-                if isinstance(f.owner, Operation) and _is_load(f.owner):
-                    op = f.owner
-                    mem = w.value(op.operands[0])
-                    e, axes = w.read_axes(mem, [w.value(x) for x in op.operands[1:]])
-                    arrays.append(e)
-                    specs.append("".join(letters[a] for a in axes))
-                else:
-                    v = w.value(f)
-                    if w.vector_names(v):
-                        raise NotVectorizable("a factor computed from the loops")
-                    scalars.append(v)
-            mem = w.value(store_op.operands[1])
-            subs = [w.value(x) for x in store_op.operands[2:]]
+            mem = w.value(form.store.operands[1])
+            subs = [w.value(x) for x in form.store.operands[2:]]
             sliced = w.slices(subs)
             if sliced is None or sorted(sliced[1]) != sliced[1] or sliced[1] != list(range(n_par)):
                 raise NotVectorizable("the updated element is not the parallel loops' slice")
-            if [w.value(x) for x in x_load.operands[1:]] != subs:
+            if [w.value(x) for x in form.old.operands[1:]] != subs:
                 raise NotVectorizable("the update reads another element")
-            if not arrays:
-                raise NotVectorizable("nothing to contract")
-            # Every loop must index some operand: einsum sums a loop no operand uses
-            # once, where the loop adds the same product once per iteration.
-            if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
-                raise NotVectorizable("a loop that no factor of the product uses")
-            spec = ",".join(specs) + "->" + letters[:n_par]
-            total: ast.expr
-            found = _as_matmul(arrays, specs, letters[:n_par])
-            if found is not None:
-                total = found
-            else:
-                total = ast.Call(
-                    ast.Attribute(ast.Name("np", ast.Load()), "einsum", ast.Load()),
-                    [ast.Constant(spec), *arrays],
-                    [ast.keyword("optimize", ast.Constant(True))],
+            total = None
+            if form.kind in ("add", "sub"):
+                total = self._contraction(w, form.value, rank, n_par)
+            how = "a contraction (@)" if total is not None else ""
+            if total is None:
+                e = w.value(form.value)
+                if not set(range(n_par, rank)) <= w.axes_of(e):
+                    # Constant along a reduction loop: combined once per iteration.
+                    raise NotVectorizable("a reduced value that does not depend on every loop")
+                axes: ast.expr = (
+                    const(-1)
+                    if rank - n_par == 1
+                    else ast.Tuple([const(-1 - i) for i in range(rank - n_par)], ast.Load())
                 )
-            for c in scalars:
-                total = ast.BinOp(c, ast.Mult(), total)
-            # In place: NumPy evaluates the right side first (copying where it overlaps).
+                fn = _REDUCE[form.kind]
+                keywords = [ast.keyword("axis", axes)]
+                if form.identity is not None:
+                    keywords.append(ast.keyword("initial", form.identity))
+                if form.kind in ("add", "sub", "mul") and form.exact:
+                    # NumPy sums small integers in int64: wrap in the element type.
+                    dt = scalar_dtype(form.value.type).name
+                    keywords.append(ast.keyword("dtype", _dotted(f"np.{dt}")))
+                total = ast.Call(_dotted(fn), [e], keywords)
+                how = fn
+            elif "einsum" in ast.unparse(total):
+                how = "a contraction (np.einsum)"
             target = ast.Subscript(mem, _index_of(sliced[0]), ast.Store())
-            w.out.append(ast.AugAssign(target, ast.Add(), total))
+            combine = _COMBINE[form.kind]
+            if isinstance(combine, str):
+                # Elementwise max/min of the old values and the reduced ones.
+                old = ast.Subscript(mem, _index_of(sliced[0]), ast.Load())
+                w.out.append(ast.Assign([target], _dotted(combine, old, total)))
+            else:
+                # In place: NumPy evaluates the right side first (copying where it overlaps).
+                w.out.append(ast.AugAssign(target, combine, total))
+            if _uses(w.out, POISON):
+                raise NotVectorizable("a statement uses the value of a tile loop")
         except NotVectorizable:
             tr.names.clear()
             tr.names.update(saved_names)
@@ -375,25 +388,61 @@ class Vectorizer:
             return None
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
-        how = "np.einsum" if "einsum" in ast.unparse(total) else "@"
-        note = f"reduction over {red} as a contraction ({how})"
+        note = f"reduction over {red} as {how}"
         if par:
             note = f"loops {par} vectorized, {note}"
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
-        if _uses(w.out, POISON):
-            tr.names.clear()
-            tr.names.update(saved_names)
-            tr.taken.clear()
-            tr.taken.update(saved_taken)
-            return None
-        self.reassociated = True
+        if not form.exact:
+            self.reassociated = True
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [_arange(it) for it in vec.values() if it.name in used]
         block: list[ast.stmt] = [*setup, *w.out]
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
+
+    def _contraction(
+        self, w: StatementWriter, value: SSAValue, rank: int, n_par: int
+    ) -> ast.expr | None:
+        """The sum over the reduction axes of a product of loads, as `@` or np.einsum."""
+        factors = _factors(value)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        arrays: list[ast.expr] = []
+        specs: list[str] = []
+        scalars: list[ast.expr] = []
+        for f in factors:
+            if isinstance(f.owner, Operation) and _is_load(f.owner):
+                op = f.owner
+                mem = w.value(op.operands[0])
+                sliced = w.slices([w.value(x) for x in op.operands[1:]])
+                if sliced is None:
+                    return None
+                idx, axes = sliced
+                arrays.append(ast.Subscript(mem, _index_of(idx), ast.Load()))
+                specs.append("".join(letters[a] for a in axes))
+            else:
+                v = w.value(f)
+                if w.vector_names(v):
+                    return None  # a factor computed from the loops: np.sum of the product
+                scalars.append(v)
+        if len(arrays) < 2:
+            return None  # one array: np.sum says it better than np.einsum
+        # Every loop must index some operand: einsum sums a loop no operand uses
+        # once, where the loop adds the same product once per iteration.
+        if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
+            return None
+        total: ast.expr | None = _as_matmul(arrays, specs, letters[:n_par])
+        if total is None:
+            spec = ",".join(specs) + "->" + letters[:n_par]
+            total = ast.Call(
+                _dotted("np.einsum"),
+                [ast.Constant(spec), *arrays],
+                [ast.keyword("optimize", ast.Constant(True))],
+            )
+        for c in scalars:
+            total = ast.BinOp(c, ast.Mult(), total)
+        return total
 
 
 def _as_matmul(arrays: list[ast.expr], specs: list[str], out: str) -> ast.expr | None:
@@ -424,30 +473,101 @@ def _index_of(idx: list[ast.expr]) -> ast.expr:
     return ast.Tuple(idx, ast.Load()) if len(idx) != 1 else idx[0]
 
 
-def _sum_of_products(s: Statement) -> tuple[Operation, Operation, list[SSAValue]] | None:
-    """(store, load of X, factors) when `s` is `X[f] = X[f] + f1 * f2 * ...` (floats)."""
+@dataclass(frozen=True)
+class _Update:
+    """A statement `X[f] = X[f] op value` (or `X[f] - value`)."""
+
+    store: Operation
+    old: Operation  # the load of X[f]
+    kind: str  # add, sub, mul, max, min, fmax, fmin
+    value: SSAValue
+    exact: bool  # combining in another order gives the same values
+    identity: ast.expr | None  # np.max/np.min's `initial`, so that no iteration is fine
+
+
+_UPDATE_OPS = {
+    "arith.addf": "add",
+    "arith.addi": "add",
+    "arith.subf": "sub",
+    "arith.subi": "sub",
+    "arith.mulf": "mul",
+    "arith.muli": "mul",
+    "arith.maximumf": "max",
+    "arith.minimumf": "min",
+    "arith.maxsi": "max",
+    "arith.minsi": "min",
+    "arith.maxnumf": "fmax",
+    "arith.minnumf": "fmin",
+}
+_REDUCE = {
+    "add": "np.sum",
+    "sub": "np.sum",
+    "mul": "np.prod",
+    "max": "np.max",
+    "min": "np.min",
+    "fmax": "np.fmax.reduce",
+    "fmin": "np.fmin.reduce",
+}
+_COMBINE: dict[str, ast.operator | str] = {
+    "add": ast.Add(),
+    "sub": ast.Sub(),
+    "mul": ast.Mult(),
+    "max": "np.maximum",
+    "min": "np.minimum",
+    "fmax": "np.fmax",
+    "fmin": "np.fmin",
+}
+
+
+def _update(s: Statement) -> _Update | None:
+    """The reduction form of `s`, when it stores `old op e` into the element `old` is from."""
     store = s.anchor
     if not (isinstance(store, k.StoreOp) or store.name == "memref.store"):
         return None
     val = store.operands[0]
-    if not isinstance(val, OpResult) or val.op.name != "arith.addf":
+    if not isinstance(val, OpResult) or val.op.name not in _UPDATE_OPS:
         return None
-    add = val.op
-    for x, prod in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+    op = val.op
+    kind = _UPDATE_OPS[op.name]
+    pairs = [(op.operands[0], op.operands[1])]
+    if kind != "sub":
+        pairs.append((op.operands[1], op.operands[0]))
+    for x, e in pairs:
         if not (isinstance(x, OpResult) and _is_load(x.op)):
             continue
         if x.op.operands[0] is not store.operands[1]:
             continue
-        factors = _factors(prod)
-        if factors is not None:
-            return store, x.op, factors
+        t = val.type
+        is_float = isinstance(t, AnyFloat)
+        identity: ast.expr | None = None
+        if kind in ("max", "min"):
+            if is_float:
+                inf = ast.Attribute(name_("np"), "inf", ast.Load())
+                identity = ast.UnaryOp(ast.USub(), inf) if kind == "max" else inf
+            else:
+                bits = t.width.data if isinstance(t, IntegerType) else 64
+                identity = const(-(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1)
+        elif kind in ("fmax", "fmin"):
+            identity = ast.Attribute(name_("np"), "nan", ast.Load())
+        # Integer sums and products wrap the same in any order; max and min pick
+        # the same value (of +0.0 and -0.0, possibly the other one).
+        exact = not is_float or kind not in ("add", "sub", "mul")
+        return _Update(store, x.op, kind, e, exact, identity)
     return None
 
 
-def _factors(v: SSAValue) -> list[SSAValue] | None:
-    if isinstance(v, OpResult) and v.op.name == "arith.mulf":
-        a, b = _factors(v.op.operands[0]), _factors(v.op.operands[1])
-        return None if a is None or b is None else [*a, *b]
+def _dotted(path: str, *args: ast.expr) -> ast.expr:
+    """`np.a.b` as an expression, or a call of it with `args`."""
+    parts = path.split(".")
+    e: ast.expr = name_(parts[0])
+    for p in parts[1:]:
+        e = ast.Attribute(e, p, ast.Load())
+    return ast.Call(e, list(args), []) if args else e
+
+
+def _factors(v: SSAValue) -> list[SSAValue]:
+    if isinstance(v, OpResult) and v.op.name in ("arith.mulf", "arith.muli"):
+        return [*_factors(v.op.operands[0]), *_factors(v.op.operands[1])]
     return [v]
 
 

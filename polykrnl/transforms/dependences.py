@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import islpy as isl
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import OpResult, SSAValue
 
 from polykrnl.model import dialect as k
-from polykrnl.model.poly import CTX, PolyProgram, Statement
+from polykrnl.model.poly import CTX, Access, PolyProgram, Statement
 
 DepKind = Literal["RAW", "WAR", "WAW"]
 
@@ -44,6 +44,9 @@ _REDUCTION_OPS = frozenset(
         "arith.minui",
     }
 )
+# `old - e`: the sum of the -e, reordered like any sum (not `e - old`, which
+# alternates signs).
+_SUBTRACTIONS = frozenset({"arith.subf", "arith.subi"})
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ def _add(
     kind: DepKind,
     array: str,
     rel: isl.UnionMap,
-    reductions: dict[str, set[str]],
+    reductions: dict[str, dict[str, isl.Map]],
 ) -> None:
     rel = rel.coalesce()
     maps: list[isl.Map] = []
@@ -146,38 +149,63 @@ def _add(
             continue
         src = m.get_tuple_name(isl.dim_type.in_)
         snk = m.get_tuple_name(isl.dim_type.out)
-        red = src == snk and array in reductions.get(src, set())
-        deps.append(Dependence(kind, array, src, snk, m, red))
+        through = reductions.get(src, {}).get(array) if src == snk else None
+        if through is None:
+            deps.append(Dependence(kind, array, src, snk, m, False))
+            continue
+        # Only the pairs linked by the update of one element are a reduction; a
+        # pair also linked through another access of the array is not.
+        red = m.intersect(through)
+        rest = m.subtract(red)
+        for part, is_red in ((red, True), (rest, False)):
+            if not part.is_empty():
+                deps.append(Dependence(kind, array, src, snk, part.coalesce(), is_red))
 
 
-def _reductions(program: PolyProgram) -> dict[str, set[str]]:
-    """Statement -> arrays it updates as `X[f] = X[f] op e` (or an iter_args update)."""
-    out: dict[str, set[str]] = {}
+def _reductions(program: PolyProgram) -> dict[str, dict[str, isl.Map]]:
+    """Statement -> array it updates as `X[f] = X[f] op e` (or an iter_args update) ->
+    the pairs of its instances linked only through that update (same element)."""
+    out: dict[str, dict[str, isl.Map]] = {}
     for s in program.statements:
-        arr = _reduction_array(program, s)
-        if arr is not None:
-            out.setdefault(s.name, set()).add(arr)
+        found = _reduction_array(program, s)
+        if found is not None:
+            array, update, others = found
+            through = update.apply_range(update.reverse())
+            for o in others:
+                through = through.subtract(update.apply_range(o.reverse()))
+                through = through.subtract(o.apply_range(update.reverse()))
+            out.setdefault(s.name, {})[array] = through
     return out
 
 
-def _reduction_array(program: PolyProgram, s: Statement) -> str | None:
+def _reduction_array(
+    program: PolyProgram, s: Statement
+) -> tuple[str, isl.Map, list[isl.Map]] | None:
+    """(array, update relation, the statement's other accesses of the array) when `s`
+    stores `old op e` (or `old - e`) into the element `old` was read from."""
     writes = [a for a in s.accesses if a.write]
     reads = [a for a in s.accesses if not a.write]
     if len(writes) != 1:
         return None
     w = writes[0]
-    same = [r for r in reads if r.array == w.array]
-    if len(same) != 1 or not same[0].relation.is_equal(w.relation):
+    same = [r for r in reads if r.array == w.array and r.relation.is_equal(w.relation)]
+    if len(same) != 1:
+        return None
+    old = same[0]
+    others = [r.relation for r in reads if r.array == w.array and r is not old]
+    if others and (w.may or old.may):
         return None
     value = _stored_value(s)
     if value is None or not isinstance(value, OpResult):
         return None
     op = value.op
-    if op.name not in _REDUCTION_OPS:
+    if op.name not in _REDUCTION_OPS | _SUBTRACTIONS:
         return None
     # One operand is the old value of the element, the other does not read it.
-    olds = [x for x in op.operands if _reads_old(x, s, w.array, program)]
-    return w.array if len(olds) == 1 else None
+    olds = [x for x in op.operands if _reads_old(x, s, old, w.array)]
+    if len(olds) != 1 or (op.name in _SUBTRACTIONS and olds[0] is not op.operands[0]):
+        return None
+    return w.array, w.relation, others
 
 
 def _stored_value(s: Statement) -> SSAValue | None:
@@ -189,17 +217,9 @@ def _stored_value(s: Statement) -> SSAValue | None:
     return None
 
 
-def _reads_old(v: SSAValue, s: Statement, array: str, program: PolyProgram) -> bool:
+def _reads_old(v: SSAValue, s: Statement, old: Access, array: str) -> bool:
     """Whether `v` is the value of the element the statement updates."""
     if isinstance(v, OpResult) and v.op.name in ("krnl.load", "memref.load", "affine.load"):
-        loaded = _load_array(v.op, s)
-        return loaded == array
+        return v.op is old.op
     # An iter_args value read from its virtual array.
     return any(v is x and arr == array for x, arr in s.imports)
-
-
-def _load_array(op: Operation, s: Statement) -> str | None:
-    for a in s.accesses:
-        if a.op is op and not a.write:
-            return a.array
-    return None

@@ -98,12 +98,14 @@ CASES = [
     Case("gemm_exact", f"{LEGALITY}/gemm.mlir", "gemm", steps=_original, reassociate=False),
     Case("sum_of_squares_iter_args", f"{CORPUS}/reduction_iter_args.mlir", "sum_of_squares"),
     Case("jacobi_1d_skewed_tiled", f"{LEGALITY}/jacobi_1d.mlir", "jacobi_1d", _skewed_time_tiles),
-    Case("lu", f"{LEGALITY}/lu.mlir", "lu", steps=_original),
+    Case("lu", f"{LEGALITY}/lu.mlir", "lu", steps=_original, terms=7),
     Case("cholesky", f"{LEGALITY}/cholesky.mlir", "cholesky", steps=_original),
     Case("matmul_panel", f"{CORPUS}/matmul_panel.mlir", "matmul_panel"),
     Case("tile_buffer_attrs", f"{CORPUS}/matmul_panel.mlir", "tile_buffer_attrs"),
     Case("normalize_rows", f"{CORPUS}/companion_ops.mlir", "normalize_rows", params={"m.0": 5}),
     Case("histogram_scalar", f"{CORPUS}/companion_ops.mlir", "histogram"),
+    Case("row_max", f"{CORPUS}/reductions.mlir", "row_max"),
+    Case("col_sum_exp", f"{CORPUS}/reductions.mlir", "col_sum_exp", terms=6),
     Case("gemm_tiled_scalar", f"{LEGALITY}/gemm.mlir", "gemm", _gemm_tiles, vectorize=False),
 ]
 NAMES = [c.name for c in CASES]

@@ -53,8 +53,15 @@ def test_reduction_form(name: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "exact"),
-    [("row_max", True), ("int_sum", True), ("int_min", True), ("nan_ignoring_max", True)]
-    + [("col_sum_exp", False), ("row_minus", False), ("row_product", False)],
+    [
+        ("row_max", True),
+        ("int_sum", True),
+        ("int_min", True),
+        ("nan_ignoring_max", True),
+        ("col_sum_exp", False),
+        ("row_minus", False),
+        ("row_product", False),
+    ],
 )
 def test_only_float_sums_and_products_reassociate(name: str, exact: bool) -> None:
     sched = pk.schedule(MOD[name])

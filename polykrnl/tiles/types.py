@@ -748,8 +748,21 @@ _A2A3_TMP = TMP_INSTRUCTIONS - {
     "TTRANS_NC1HWC0_FRACTAL_Z",
     "TTRANS_GNC1HWC0_FRACTAL_Z",
 }
-# pto.md: A5 ignores tmp for the listed instructions and its 2-D TTRANS uses none.
-_A5_TMP: frozenset[str] = frozenset()
+# A5 ignores tmp for most instructions (2-D TTRANS, row reductions, arg-reductions, TROWEXPAND*,
+# TCI, TSEL(S), TREM, TPOW(S)); these still use it there (their doc pages and the A5 TTrans
+# header, which checks the tmp of the layout conversions against the UB size).
+_A5_TMP: frozenset[str] = frozenset(
+    {
+        "TTRANS_NCHW_NC1HWC0",
+        "TTRANS_NC1HWC0_NCHW",
+        "TTRANS_GNCHW_GNC1HWC0",
+        "TTRANS_GNC1HWC0_GNCHW",
+        "TTRANS_NCDHW_FRACTAL_Z_3D",
+        "TCOLSUM",
+        "TSORT32",
+        "TMRGSORT",
+    }
+)
 
 ARCHES: dict[str, Arch] = {
     "a2a3": Arch(

@@ -110,6 +110,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         seed=args.seed,
         out=out,
         size=args.size,
+        parallel=args.threads,
     )
 
 
@@ -127,7 +128,7 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
     kernels: list[NumpyKernel] = []
     for fn in functions:
         # The function's Krnl recipe, checked: an illegal one raises, located at its op.
-        kernel = schedule(fn).to_numpy()
+        kernel = schedule(fn).to_numpy(parallel=args.threads)
         assert isinstance(kernel, NumpyKernel)
         kernels.append(kernel)
     # The whole text is built before anything is written: an error leaves no partial file.
@@ -428,6 +429,11 @@ def _build_parser() -> _ArgumentParser:
     tp.add_argument(
         "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
     )
+    tp.add_argument(
+        "--threads",
+        action="store_true",
+        help="run krnl.parallel loops that stay Python loops around array code on threads",
+    )
     tp.set_defaults(handler=_cmd_emit_numpy)
 
     sp = sub.add_parser(
@@ -462,6 +468,12 @@ def _build_parser() -> _ArgumentParser:
         "(exactly for an exact kernel, else beyond the tolerance of reassociated sums)",
     )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    sp.add_argument(
+        "--threads",
+        action="store_true",
+        help="run krnl.parallel loops that stay Python loops around array code on threads "
+        "(to_numpy(parallel=True))",
+    )
     sp.set_defaults(handler=_cmd_run)
 
     sp = sub.add_parser("demo", help="an end-to-end tour on a built-in example")

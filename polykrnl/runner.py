@@ -323,7 +323,7 @@ def _run_kernel(
     return _results(result), time.perf_counter() - start
 
 
-def _compile(fn: Function) -> tuple[Kernel, float, float]:
+def _compile(fn: Function, parallel: bool = False) -> tuple[Kernel, float, float]:
     """The NumPy kernel of `fn` after its recipe; the schedule and codegen times."""
     from polykrnl.transforms.recipe import schedule
 
@@ -331,7 +331,7 @@ def _compile(fn: Function) -> tuple[Kernel, float, float]:
         start = time.perf_counter()
         sched = schedule(fn)
         middle = time.perf_counter()
-        kernel = sched.to_numpy()
+        kernel = sched.to_numpy(parallel=parallel)
     except UnsupportedError as e:  # the interpreter runs more than the generator translates
         raise UnsupportedError(
             e.message,
@@ -366,6 +366,7 @@ def run_cli(
     seed: int,
     out: TextIO,
     size: int = DEFAULT_SIZE,
+    parallel: bool = False,
 ) -> int:
     """`polykrnl run`: returns the exit status (errors raise PolykrnlError).
 
@@ -385,7 +386,7 @@ def run_cli(
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.
-    compiled = None if reference else _compile(fn)
+    compiled = None if reference else _compile(fn, parallel)
     what = (
         "reference interpreter"
         if compiled is None
@@ -408,7 +409,11 @@ def run_cli(
     out.write(
         f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
         f"NumPy code generation {_seconds(t_codegen)})"
-        + ("" if kernel.exact else "; reductions reassociated (np.einsum)")
+        + (
+            ""
+            if kernel.exact
+            else "; reductions reassociated (float sums or products in another order)"
+        )
         + "\n"
     )
     if not verify:

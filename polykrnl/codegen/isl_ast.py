@@ -79,6 +79,8 @@ class Translator:
     # isl iterator / parameter name -> Python name
     names: dict[str, str] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
+    # Loops (marks) to run on threads when their body is array code.
+    threaded: frozenset[str] = frozenset()
     _pending_mark: str | None = None
 
     def fresh(self, base: str) -> str:
@@ -141,6 +143,8 @@ class Translator:
             if not _is_one(inc):
                 args.append(inc)
             rng = ast.Call(ast.Name("range", ast.Load()), args, [])
+            if mark in self.threaded and _array_code(body):
+                return self._threaded(name, rng, body)
             return [ast.For(target, rng, body, [])]
         # A condition that is not a bound on the iterator: a while loop.
         self.names[it] = name
@@ -148,6 +152,20 @@ class Translator:
         self.names.pop(it)
         step = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), inc)
         return [ast.Assign([target], init), ast.While(test, [*body, step], [])]
+
+    def _threaded(self, it: str, rng: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
+        """`for it in rng: body` as shares of `rng` run by `_pk_parallel` on threads.
+
+        The iterations are independent (a parallel loop); the values statements
+        pass to each other live in dictionaries, never in locals of the body.
+        """
+        fn = self.fresh(f"_par_{it}")
+        share = self.fresh("_share")
+        loop = ast.For(ast.Name(it, ast.Store()), ast.Name(share, ast.Load()), body, [])
+        args = ast.arguments([], [ast.arg(share)], None, [], [], None, [])
+        define = ast.FunctionDef(fn, args, [loop], [], None)
+        run = ast.Call(ast.Name("_pk_parallel", ast.Load()), [ast.Name(fn, ast.Load()), rng], [])
+        return [define, ast.Expr(run)]
 
     def bounds(self, n: isl.AstNode) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
         """(isl iterator, start, stop, step) of a for node whose condition bounds it."""
@@ -245,3 +263,8 @@ def expr_of_pw_aff(pa: isl.PwAff, names: Sequence[str]) -> ast.expr:
     tr = Translator(lambda _s, _a: [])
     tr.names.update({f"__d{i}": name for i, name in enumerate(names)})
     return tr.expr(build.expr_from_pw_aff(pa))
+
+
+def _array_code(body: list[ast.stmt]) -> bool:
+    """Whether `body` works on array slices (NumPy then releases the GIL)."""
+    return any(isinstance(x, ast.Slice) for st in body for x in ast.walk(st))

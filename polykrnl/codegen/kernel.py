@@ -130,17 +130,21 @@ class NumpyKernel:
         )
 
 
-def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) -> NumpyKernel:
+def to_numpy(
+    sched: Schedule, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
+) -> NumpyKernel:
     """The NumPy kernel of a schedule.
 
     `vectorize=False` keeps every loop a Python loop; `reassociate=False` keeps
-    reductions in their order (bit-exact results, slower contractions).
+    reductions in their order (bit-exact results, slower contractions);
+    `parallel=True` runs the krnl.parallel loops that stay Python loops around
+    array code on a thread pool (scalar bodies hold the GIL and would not gain).
     """
     program = sched.program
     fn = program.function
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
-    names.taken.update({"np", "range", "min", "max", "_pk_calls"})
+    names.taken.update({"np", "range", "min", "max", "_pk_calls", "_pk_pool"})
     names.taken.update(scalar_ops.PRELUDE, HELPERS)
     names.taken.update(f"kernel_{f.name}" for f in fn.module.functions if f.name != fn.name)
     args: dict[SSAValue, str] = {}
@@ -163,7 +167,7 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
                 )
             from polykrnl.transforms.recipe import schedule
 
-            callees[callee] = to_numpy(schedule(target), vectorize, reassociate)
+            callees[callee] = to_numpy(schedule(target), vectorize, reassociate, parallel)
             names.taken.add(callees[callee].entry)
         return callees[callee].entry
 
@@ -196,7 +200,9 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
         )
     stmts = {s.name: s for s in program.statements}
     translator = Translator(
-        lambda s, dims: StatementWriter(state, stmts[s], dims).write(), taken=names.taken
+        lambda s, dims: StatementWriter(state, stmts[s], dims).write(),
+        taken=names.taken,
+        threaded=frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel),
     )
     report = sched.check() if vectorize else None
     # An illegal schedule (made with force=True) runs as written: scalar loops.
@@ -212,6 +218,8 @@ def to_numpy(sched: Schedule, vectorize: bool = True, reassociate: bool = True) 
         )
         translator.replace_loop = vectorizer
     body = translator.node(build_ast(sched.tree))
+    if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
+        state.helpers.add("_pk_parallel")
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
     # Sizes the loops and subscripts do not use go.
     used = {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name)}
@@ -319,8 +327,8 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
     return [ast.Return(value)]
 
 
-def _backend(sched: Schedule, vectorize: bool, reassociate: bool) -> NumpyKernel:
-    return to_numpy(sched, vectorize, reassociate)
+def _backend(sched: Schedule, vectorize: bool, reassociate: bool, parallel: bool) -> NumpyKernel:
+    return to_numpy(sched, vectorize, reassociate, parallel)
 
 
 def register() -> None:

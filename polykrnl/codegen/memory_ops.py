@@ -20,6 +20,32 @@ from polykrnl.model.interpreter import _attr_to_py, scalar_dtype
 from polykrnl.model.ir import int_list
 
 HELPERS: dict[str, str] = {
+    "_pk_parallel": """\
+def _pk_parallel(body, iterations, min_seconds=2e-4):
+    # The first iteration runs alone and is timed: threads only pay off when one
+    # iteration is long (NumPy releases the GIL inside large array operations;
+    # the Python code between them holds it). Then interleaved shares, one per
+    # thread (balanced when the work grows with the iteration).
+    global _pk_pool
+    import concurrent.futures
+    import os
+    import time
+    start = time.perf_counter()
+    body(iterations[:1])
+    rest = iterations[1:]
+    workers = min(os.cpu_count() or 1, len(rest))
+    if workers < 2 or time.perf_counter() - start < min_seconds:
+        body(rest)
+        return
+    pool = globals().get("_pk_pool")
+    if pool is None or pool[0] < workers:
+        pool = _pk_pool = (workers, concurrent.futures.ThreadPoolExecutor(workers))
+    shares = [pool[1].submit(body, rest[w::workers]) for w in range(workers)]
+    # Every share ends before an error is raised: no thread writes after the call.
+    concurrent.futures.wait(shares)
+    for done in shares:
+        done.result()
+""",
     "_pk_memcpy": """\
 def _pk_memcpy(dest, src, n, d0, s0):
     # .flat is row-major even for views; the read is a copy (memmove semantics)

@@ -67,14 +67,25 @@ def check(fn: Function) -> LegalityReport:
     return schedule_of(fn, recipe=True).check()
 
 
-def compile_function(fn: Function, target: str = "numpy", *, force: bool = False) -> Kernel:
-    """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``."""
+def compile_function(
+    fn: Function,
+    target: str = "numpy",
+    *,
+    force: bool = False,
+    vectorize: bool = True,
+    reassociate: bool = True,
+    parallel: bool = False,
+) -> Kernel:
+    """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
+    (the options are those of Schedule.to_numpy)."""
     if target != "numpy":
         raise ScheduleError(
             f"unknown target {target!r}",
             hint="target='numpy' (PTO kernels: sched.to_pto(arch=...))",
         )
-    return schedule(fn, force=force).to_numpy()
+    return schedule(fn, force=force).to_numpy(
+        vectorize=vectorize, reassociate=reassociate, parallel=parallel
+    )
 
 
 def schedule_of(fn: object, recipe: bool = True) -> Schedule:

@@ -172,7 +172,7 @@ class Kernel(Protocol):
 
 # Code generators come after transforms in the pipeline: the codegen package
 # registers its NumPy backend here when it is imported (by `import polykrnl`).
-NUMPY_BACKEND: list[Callable[[Schedule, bool, bool], Kernel]] = []
+NUMPY_BACKEND: list[Callable[[Schedule, bool, bool, bool], Kernel]] = []
 
 
 @dataclass(frozen=True, eq=False)
@@ -831,22 +831,26 @@ class Schedule:
 
         return check(self)
 
-    def to_numpy(self, *, vectorize: bool = True, reassociate: bool = True) -> Kernel:
+    def to_numpy(
+        self, *, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
+    ) -> Kernel:
         """This schedule as a NumPy kernel (built and compiled once per schedule and options).
 
         `reassociate=False` keeps every reduction in its order (bit-exact with the
         reference; contractions then run as sequential loops of array updates).
+        `parallel=True` runs krnl.parallel loops that stay Python loops around array
+        code on threads (see benchmarks/README.md for when that pays off).
         """
-        key = (vectorize, reassociate)
+        key = (vectorize, reassociate, parallel)
         found = self._numpy_kernels.get(key)
         if found is None:
             if not NUMPY_BACKEND:
                 import polykrnl  # noqa: F401  (the package registers its code generator)
-            found = self._numpy_kernels[key] = NUMPY_BACKEND[0](self, vectorize, reassociate)
+            found = self._numpy_kernels[key] = NUMPY_BACKEND[0](self, *key)
         return found
 
     @cached_property
-    def _numpy_kernels(self) -> dict[tuple[bool, bool], Kernel]:
+    def _numpy_kernels(self) -> dict[tuple[bool, bool, bool], Kernel]:
         return {}
 
     def to_krnl(self) -> str:

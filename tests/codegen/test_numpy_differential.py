@@ -87,8 +87,12 @@ def _compare(fn: pk.Function, sched: pk.Schedule, params: dict[str, int]) -> Non
     expected = copy.deepcopy(args)
     r1 = pk.run_reference(fn, **expected)
     tol = 0.0
-    # The default kernel (vectorized, contractions allowed), and the exact one.
-    for kernel in (sched.to_numpy(), sched.to_numpy(reassociate=False)):
+    # The default kernel (vectorized, contractions allowed), the exact one, and
+    # the threaded one where the schedule has parallel loops.
+    kernels = [sched.to_numpy(), sched.to_numpy(reassociate=False)]
+    if any(sched.loop(x).parallel for x in sched.loop_names()):
+        kernels.append(sched.to_numpy(parallel=True))
+    for kernel in kernels:
         got = copy.deepcopy(args)
         r2 = kernel(**got)
         if not kernel.exact and not all(

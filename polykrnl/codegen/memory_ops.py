@@ -21,7 +21,7 @@ from polykrnl.model.ir import int_list
 
 HELPERS: dict[str, str] = {
     "_pk_parallel": """\
-def _pk_parallel(body, iterations, min_seconds=2e-4):
+def _pk_parallel(body, iterations, min_seconds=5e-4):
     # The first iteration runs alone and is timed: threads only pay off when one
     # iteration is long (NumPy releases the GIL inside large array operations;
     # the Python code between them holds it). Then interleaved shares, one per

@@ -41,7 +41,7 @@ def test_threaded_kernel_matches_the_reference(name: str, n: int) -> None:
     pk.run_reference(fn, **expected)
     got = copy.deepcopy(args)
     space = kernel._function.__globals__  # type: ignore[attr-defined]
-    # Threads whatever one iteration costs (the default waits for 0.2 ms iterations).
+    # Threads whatever one iteration costs (the default waits for 0.5 ms iterations).
     space["_pk_parallel"].__defaults__ = (0.0,)
     space.pop("_pk_pool", None)
     kernel(**got)

@@ -118,7 +118,8 @@ class VecIter:
     stop: ast.expr
     axis: int
     rank: int
-    length: str  # the Python name holding stop - start
+    length: str  # the Python name holding the number of iterations
+    step: int = 1
 
 
 class StatementWriter:
@@ -529,7 +530,8 @@ class StatementWriter:
             if it.axis in axes:
                 return None
             axes.append(it.axis)
-            out.append(ast.Slice(_add(it.start, c), _add(it.stop, c)))
+            stride = const(it.step) if it.step != 1 else None
+            out.append(ast.Slice(_add(it.start, c), _add(it.stop, c), stride))
         return out, axes
 
     def alloc(self, op: Operation, t: MemRefType) -> None:

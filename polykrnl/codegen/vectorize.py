@@ -61,11 +61,18 @@ class Vectorizer:
     reassociated: bool = False  # whether a contraction was emitted
     # loop -> (source, sink, reduction) of the dependences it carries (for distribution)
     carried: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
+    # outer loop of a parallel chain -> why its array code failed (said once, above it)
+    failed: dict[str, str] = field(default_factory=dict)
+    _passing: isl.AstNode | None = None  # a loop written as a loop after its note
+    _why: str | None = None  # the last reason array code failed
 
     def carried_by(self, loop: str) -> list[tuple[str, str, bool]]:
         return self.carried.get(loop, [])
 
     def __call__(self, tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
+        if self._passing is n:
+            self._passing = None
+            return None
         tree = _tree(n, mark)
         if tree is None:
             return None  # ifs, or loops isl made without a Krnl loop's mark
@@ -75,7 +82,15 @@ class Vectorizer:
         chain = tree.chain()
         if chain is not None and not any(self.status.get(x.mark) == "parallel" for x in chain):
             return self._scalar_note(tr, n, mark, chain[-1].mark)
-        return None
+        why = self.failed.get(tree.mark)
+        if why is None or tree.mark in self.explained:
+            return None
+        # A parallel loop that stays a loop: say why, then write it (its inner
+        # loops may still become array code).
+        self.explained.add(tree.mark)
+        self._passing = n
+        tr._pending_mark = mark
+        return [comment(f"loop {tree.mark} stays a loop: {why}"), *tr.for_node(n)]
 
     def _gen(self, tr: Translator, prefix: list[_Loop], loop: _Loop) -> list[ast.stmt] | None:
         """Array code for `loop` inside the (vectorized) `prefix` loops, or None."""
@@ -139,7 +154,10 @@ class Vectorizer:
             return None
         if any(self.status.get(x) not in ("parallel", "forward", "reduction") for x, _ in chain):
             return None
-        return self._vector(tr, chain, users)
+        out = self._vector(tr, chain, users)
+        if out is None and self._why is not None:
+            self.failed.setdefault(chain[0][0], self._why)
+        return out
 
     def _scalar_note(
         self, tr: Translator, n: isl.AstNode, mark: str | None, innermost: str
@@ -188,6 +206,7 @@ class Vectorizer:
             tr.taken.clear()
             tr.taken.update(saved_taken)
             self.reasons.setdefault(chain[-1][0], str(e))
+            self._why = str(e)
             return None
 
     def _emit(
@@ -204,8 +223,9 @@ class Vectorizer:
 
         if any(uses_par(node) for _, node in seq):
             raise NotVectorizable("the bounds of a sequential loop use a parallel one")
-        if any(_ids(node.for_get_init()) & par_its for _, node in par):
-            raise NotVectorizable("a parallel loop's bounds use another one")
+        for loop, node in par:
+            if _ids(node.for_get_init()) & par_its:
+                raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
         if (
             self._may_reduce(users)
             and seq
@@ -235,20 +255,24 @@ class Vectorizer:
             b = self._bounds(tr, node)
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
-            it, start, stop, step = b
-            if not (isinstance(step, ast.Constant) and step.value == 1):
-                raise NotVectorizable(f"loop {loop} has a step")
+            it, start, stop, step_e = b
+            step = _int_constant(step_e)
+            if step is None or step < 1:
+                raise NotVectorizable(f"loop {loop} has a step that is not a positive constant")
             if (_names(start) | _names(stop)) & set(vec):
-                raise NotVectorizable("a parallel loop's bounds use another one")
+                raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
             stop = _not_below(stop, start)
             py = tr.fresh(loop.split("+")[-1])
             length = tr.fresh("n_" + loop.split("+")[-1])
             tr.names[it] = py
             shape = ast.Tuple([const(-1), *([const(1)] * (rank - 1 - axis))], ast.Load())
-            rng = call("np.arange", start, stop)
+            rng = call("np.arange", start, stop, *([const(step)] if step != 1 else []))
             out.append(assign(py, call("np.reshape", rng, shape) if rank - 1 - axis else rng))
-            out.append(assign(length, ast.BinOp(stop, ast.Sub(), start)))
-            vec[py] = VecIter(py, start, stop, axis, rank, length)
+            count: ast.expr = ast.BinOp(stop, ast.Sub(), start)
+            if step != 1:
+                count = call("len", call("range", start, stop, const(step)))
+            out.append(assign(length, count))
+            vec[py] = VecIter(py, start, stop, axis, rank, length, step)
         for u in users:
             stmt = u.op_get_arg(0).id_get_id().get_name()
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]

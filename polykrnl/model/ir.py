@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntegerAttr, Module
 from xdsl.ir import Attribute, Operation
 from xdsl.printer import Printer
 
+from polykrnl.display import display_box, highlight
 from polykrnl.errors import SourceLocation, UnknownFunctionError
 
 
@@ -121,6 +122,12 @@ class Module:
         """Where `op` stands in its source (the parsed text or the builder's Python file)."""
         return location_of(op, self)
 
+    def _repr_html_(self) -> str:
+        names = ", ".join(f"@{f.name}" for f in self.functions) or "no functions"
+        return display_box(
+            "module", f"Module {self.filename}: {names}", highlight(self.print(), "mlir")
+        )
+
 
 def location_of(op: Operation, module: Module | None = None) -> SourceLocation | None:
     loc = op.location
@@ -190,3 +197,7 @@ class Function:
 
     def location(self, op: Operation) -> SourceLocation | None:
         return location_of(op, self.module)
+
+    def _repr_html_(self) -> str:
+        args = ", ".join(f"%{a.name}: {a.type}" for a in self.arguments)
+        return display_box("function", f"@{self.name}({args})", highlight(self.print(), "mlir"))

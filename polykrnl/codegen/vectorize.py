@@ -255,9 +255,9 @@ class Vectorizer:
             b = self._bounds(tr, node)
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
-            it, start, stop, step_e = b
-            step = _int_constant(step_e)
-            if step is None or step < 1:
+            it, start, stop, step_expr = b
+            stride = _int_constant(step_expr)
+            if stride is None or stride < 1:
                 raise NotVectorizable(f"loop {loop} has a step that is not a positive constant")
             if (_names(start) | _names(stop)) & set(vec):
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
@@ -266,13 +266,13 @@ class Vectorizer:
             length = tr.fresh("n_" + loop.split("+")[-1])
             tr.names[it] = py
             shape = ast.Tuple([const(-1), *([const(1)] * (rank - 1 - axis))], ast.Load())
-            rng = call("np.arange", start, stop, *([const(step)] if step != 1 else []))
+            rng = call("np.arange", start, stop, *([const(stride)] if stride != 1 else []))
             out.append(assign(py, call("np.reshape", rng, shape) if rank - 1 - axis else rng))
             count: ast.expr = ast.BinOp(stop, ast.Sub(), start)
-            if step != 1:
-                count = call("len", call("range", start, stop, const(step)))
+            if stride != 1:
+                count = call("len", call("range", start, stop, const(stride)))
             out.append(assign(length, count))
-            vec[py] = VecIter(py, start, stop, axis, rank, length, step)
+            vec[py] = VecIter(py, start, stop, axis, rank, length, stride)
         for u in users:
             stmt = u.op_get_arg(0).id_get_id().get_name()
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
@@ -681,50 +681,91 @@ def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
 
 
 def _in_place(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`x = X[s]; y = x + e; X[s] = y` as `X[s] += e` (no temporary array, no copy).
+    """`x = X[s]; y1 = x + e1; y2 = y1 * e2; X[s] = y2` as `X[s] += e1; X[s] *= e2`.
 
-    Only when x and y are used nowhere else; NumPy evaluates `e` first and copies
-    where it overlaps X[s], so the meaning is that of the three statements.
+    No temporary array and no copy, and the same operations in the same order
+    (IEEE + and * commute). Only when each of x, y1, ... is used once, by the
+    next step, and nothing between the load and the store reads X (or a value
+    read from X before): the updates then happen where the steps were, before
+    the store, and nothing sees X change earlier. NumPy evaluates `e` first and
+    copies where it overlaps X[s].
     """
-    if len(body) < 3:
+    if not body or not isinstance(body[-1], ast.Assign):
         return body
-    load, op, store = body[-3], body[-2], body[-1]
-    if not (
-        isinstance(load, ast.Assign)
-        and isinstance(op, ast.Assign)
-        and isinstance(store, ast.Assign)
-        and isinstance(load.targets[0], ast.Name)
-        and isinstance(op.targets[0], ast.Name)
-        and isinstance(load.value, ast.Subscript)
-        and isinstance(store.targets[0], ast.Subscript)
-        and ast.dump(load.value, annotate_fields=False)
-        == ast.dump(
-            ast.Subscript(store.targets[0].value, store.targets[0].slice, ast.Load()),
-            annotate_fields=False,
+    store = body[-1]
+    target = store.targets[0]
+    if not (isinstance(target, ast.Subscript) and isinstance(store.value, ast.Name)):
+        return body
+    where = {
+        st.targets[0].id: i
+        for i, st in enumerate(body)
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name)
+    }
+    wanted = ast.dump(ast.Subscript(target.value, target.slice, ast.Load()), annotate_fields=False)
+
+    # Walk back from the stored value: y_k = y_(k-1) op e_k, down to the load.
+    def walk(current: str) -> tuple[int, list[tuple[int, ast.operator, ast.expr]]] | None:
+        i = where.get(current)
+        if i is None:
+            return None
+        v = body[i].value  # type: ignore[attr-defined]
+        if ast.dump(v, annotate_fields=False) == wanted:
+            return i, []
+        if not (
+            isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
+        ):
+            return None
+        sides = [(v.left, v.right)]
+        if isinstance(v.op, ast.Add | ast.Mult):
+            sides.append((v.right, v.left))
+        for prev, rest in sides:
+            if isinstance(prev, ast.Name) and where.get(prev.id, i) < i:
+                found = walk(prev.id)
+                if found is not None:
+                    return found[0], [*found[1], (i, v.op, rest)]
+        return None
+
+    found = walk(store.value.id)
+    if found is None or not found[1]:
+        return body
+    load_at, steps = found
+    chain_at = {i for i, _, _ in steps} | {load_at}
+    temps = {name for name, i in where.items() if i in chain_at}
+    # Each temporary used once (by the next step or the store), nowhere else.
+    uses = [n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in temps]
+    if any(uses.count(t) != 2 for t in temps):  # its definition and its one use
+        return body
+    # Values that are X or views of it: nothing after the load may read them.
+    array = target.value
+    touched = {ast.dump(array, annotate_fields=False)}
+    tainted: set[str] = set()
+    for i, st in enumerate(body[:-1]):
+        reads_x = any(
+            ast.dump(n, annotate_fields=False) in touched
+            or (isinstance(n, ast.Name) and n.id in tainted)
+            for n in ast.walk(st.value if isinstance(st, ast.Assign) else st)
         )
-        and isinstance(store.value, ast.Name)
-        and store.value.id == op.targets[0].id
-        and isinstance(op.value, ast.BinOp)
-        and isinstance(op.value.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
-    ):
-        return body
-    x = load.targets[0].id
-    e = op.value
-    if isinstance(e.left, ast.Name) and e.left.id == x:
-        rest = e.right
-    elif isinstance(e.op, ast.Add | ast.Mult) and isinstance(e.right, ast.Name) and e.right.id == x:
-        rest = e.left
-    else:
-        return body
-    earlier = body[:-3]
-    others = [*earlier, ast.Expr(rest)]
-    if any(
-        isinstance(n, ast.Name) and n.id in (x, op.targets[0].id)
-        for st in others
-        for n in ast.walk(st)
-    ):
-        return body
-    return [*earlier, ast.AugAssign(store.targets[0], e.op, rest)]
+        if i > load_at and i not in chain_at and reads_x:
+            return body
+        if (
+            isinstance(st, ast.Assign)
+            and isinstance(st.targets[0], ast.Name)
+            and reads_x
+            and i != load_at
+        ):
+            tainted.add(st.targets[0].id)
+    for _, _, rest in steps:
+        if any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(rest)) or any(
+            ast.dump(n, annotate_fields=False) in touched for n in ast.walk(rest)
+        ):
+            return body
+    updates = {i: ast.AugAssign(target, op, rest) for i, op, rest in steps}
+    out: list[ast.stmt] = []
+    for i, st in enumerate(body[:-1]):
+        if i == load_at:
+            continue
+        out.append(updates.get(i, st))
+    return out
 
 
 def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:

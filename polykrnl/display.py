@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pygments import highlight as _pygments_highlight
 from pygments.formatters import HtmlFormatter
@@ -226,7 +226,34 @@ def html_table(
 
 
 # An identifier with an underscore, not a LaTeX command (no backslash before it).
-_UNDERSCORED = re.compile(r"(?<![\\A-Za-z0-9_])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]*)+)")
+_UNDERSCORED = re.compile(r"(?<![\\A-Za-z0-9_])([A-Za-z0-9]*_[A-Za-z0-9_]*)")
+_SUBSCRIPT = re.compile(r"[A-Za-z]_[A-Za-z0-9]")
+
+
+def isl_latex(obj: Any) -> str:
+    """An isl set or map (basic, union or not) in isl's LaTeX notation, names made safe."""
+    import islpy as isl
+
+    if isinstance(obj, isl.Map):
+        # Internal names of array dimensions (`_a0`) would print as `A(_a0 = i)`.
+        n = obj.dim(isl.dim_type.out)
+        if any(str(obj.get_dim_name(isl.dim_type.out, k) or "").startswith("_") for k in range(n)):
+            ident = isl.Map.identity(isl.Space.alloc(obj.get_ctx(), 0, n, n))
+            if obj.has_tuple_name(isl.dim_type.out):
+                name = obj.get_tuple_name(isl.dim_type.out)
+                ident = ident.set_tuple_name(isl.dim_type.in_, name)
+                ident = ident.set_tuple_name(isl.dim_type.out, name)
+            obj = obj.apply_range(ident)
+    printer = isl.Printer.to_str(obj.get_ctx()).set_output_format(isl.format.LATEX)
+    method: Any = {
+        isl.BasicSet: printer.print_basic_set,
+        isl.Set: printer.print_set,
+        isl.UnionSet: printer.print_union_set,
+        isl.BasicMap: printer.print_basic_map,
+        isl.Map: printer.print_map,
+        isl.UnionMap: printer.print_union_map,
+    }[type(obj)]
+    return latex_names(str(method(obj).get_str()))
 
 
 def latex_names(tex: str) -> str:
@@ -235,7 +262,14 @@ def latex_names(tex: str) -> str:
     MathJax reads ``i_t`` as i with subscript t, and refuses ``a_b_c`` (double
     subscript); a name is one word, so it is written ``\\mathrm{i\\_t}``.
     """
-    return _UNDERSCORED.sub(lambda m: r"\mathrm{" + m.group(1).replace("_", r"\_") + "}", tex)
+
+    def upright(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if _SUBSCRIPT.fullmatch(name):
+            return name  # `i_t`, `o_0`: a letter with a one-character subscript reads well
+        return r"\mathrm{" + name.replace("_", r"\_") + "}"
+
+    return _UNDERSCORED.sub(upright, tex)
 
 
 def latex_mono(text: object) -> str:

@@ -53,6 +53,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from polykrnl.display import isl_latex, latex_mono
 from polykrnl.errors import Diagnostic, SourceLocation, UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, int_list, location_of
@@ -247,6 +248,20 @@ class PolyProgram:
 
     def __repr__(self) -> str:
         return f"<PolyProgram @{self.function.name}: {len(self.statements)} statements>"
+
+    def _repr_latex_(self) -> str:
+        # One line per domain and per access, in isl's LaTeX notation.
+        lines = [
+            latex_mono(f"@{self.function.name}") + r" & \text{(iteration domains and accesses)}"
+        ]
+        for st in self.statements:
+            where = f", line {st.location.line}" if st.location else ""
+            lines.append(latex_mono(st.name) + r" & " + latex_mono(f"{st.anchor.name}{where}"))
+            lines.append(r"\quad\text{domain} & " + isl_latex(st.domain))
+            for a in st.accesses:
+                what = ("may-" if a.may else "") + ("write" if a.write else "read")
+                lines.append(r"\quad\text{" + what + "} & " + isl_latex(a.relation))
+        return "$$\\begin{array}{ll}\n" + " \\\\\n".join(lines) + "\n\\end{array}$$"
 
 
 def _renamed(s: Statement, name: str) -> Statement:

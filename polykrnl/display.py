@@ -161,6 +161,11 @@ def highlight(code: str, language: Language) -> str:
     return f'<pre class="pk-code pk-{language}" style="{BOX}">{body}</pre>'
 
 
+def preformatted(text: str) -> str:
+    """`text` as an unhighlighted ``<pre class="pk-code">`` block (escaped)."""
+    return f'<pre class="pk-code pk-text" style="{BOX}">{escape(text.rstrip())}</pre>'
+
+
 def code(text: str) -> str:
     """Inline monospace text (escaped)."""
     return f'<code style="{MONO} font-size: 12px;">{escape(text)}</code>'

@@ -31,6 +31,7 @@ from typing import Any
 
 import islpy as isl
 
+from polykrnl.display import display_box, highlight
 from polykrnl.model.poly import PolyProgram, Statement
 from polykrnl.transforms.schedule import Schedule, SLoop, SNode
 
@@ -87,6 +88,11 @@ class LoopTree:
 
         go(self.body)
         return out
+
+    def _repr_html_(self) -> str:
+        return display_box(
+            "looptree", f"loop nest of @{self.function}", highlight(str(self), "mlir")
+        )
 
 
 def _lines(nodes: tuple[TreeNode, ...], depth: int, out: list[str]) -> None:

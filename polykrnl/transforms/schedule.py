@@ -51,6 +51,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
 from polykrnl.errors import ScheduleError, SourceLocation, UnsupportedError
 from polykrnl.model.ir import Function
 from polykrnl.model.nest import linear_form
@@ -873,6 +874,19 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"<Schedule @{self.program.function.name}: {' > '.join(self.loop_names())}>"
+
+    def _repr_html_(self) -> str:
+        from polykrnl.transforms.legality import step_text
+
+        steps = " \u2192 ".join(step_text(st) for st in self.steps) or "none (original order)"
+        printer = isl.Printer.to_str(self.tree.get_ctx()).set_yaml_style(isl.yaml_style.BLOCK)
+        tree = str(printer.print_schedule(self.tree).get_str())
+        body = f'<div style="margin: 2px 0;">steps: {code(steps)}</div>' + side_by_side(
+            section("loop nest", highlight(str(self.loops()), "mlir")),
+            section("isl schedule tree", preformatted(tree)),
+        )
+        title = f"Schedule @{self.program.function.name}: {' > '.join(self.loop_names())}"
+        return display_box("schedule", title, body)
 
 
 # ------------------------------------------------------------------ helpers

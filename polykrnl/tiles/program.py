@@ -1,0 +1,797 @@
+"""A PTO tile program: the kernel that the C++ printer prints and the NumPy model runs.
+
+It is independent of Krnl: the pattern matcher translates loop nests into it, tests build it by
+hand. Everything is a frozen value; expressions (loop bounds, offsets, valid extents) are sympy
+expressions over the problem-size parameters and the loop iterators, restricted to integers,
+names, ``+``, ``-``, ``*``, ``floor``, ``Mod``, ``Min`` and ``Max`` (see :func:`expr`).
+
+Shape of a program::
+
+    Program(name, tensors=(TensorParam...), params=("N", "M"), tiles=(TileDecl...), body=(...))
+
+The body is a tree of :class:`Loop` items and flat items: :class:`Instr` (one PTO instruction),
+:class:`SetValid` (new valid shape of a dynamic tile for this iteration), :class:`SetFlag` /
+:class:`WaitFlag` / :class:`Barrier` (synchronization between pipes). Synchronization is part of
+the list, so printing and simulation see exactly the same items; :func:`insert_sync` adds the
+flags that data dependences between pipes need.
+
+PTO facts used here (hw-native-sys/pto-isa headers and docs, restated):
+
+- ``TLOAD(tile, gm)`` runs on PIPE_MTE2 and copies ``tile``'s valid region from the global view;
+  ``TSTORE(gm, tile)`` runs on PIPE_MTE3 from a Vec tile, PIPE_FIX from an Acc tile;
+  ``TMOV`` Mat -> Left/Right on PIPE_MTE1; ``TMATMUL``/``TMATMUL_ACC`` on PIPE_M; vector
+  instructions on PIPE_V.
+- A dynamic valid dimension (``-1``) is set at run time with ``tile.SetValidShape(r, c)``
+  (both dynamic), ``SetValidRow(r)`` or ``SetValidCol(c)``; the constructor takes the initial
+  values (``Tile t(r, c)``).
+- The global view of a TLOAD/TSTORE must have exactly the tile's valid shape.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeAlias
+
+import sympy  # type: ignore[import-untyped]
+
+from polykrnl.errors import PtoError, TileConstraintError
+from polykrnl.tiles.types import (
+    ALIGN_BYTES,
+    Arch,
+    Buffer,
+    DType,
+    Loc,
+    TileType,
+    arch,
+    dtype,
+)
+
+__all__ = [
+    "OPS",
+    "Barrier",
+    "Expr",
+    "GlobalView",
+    "Instr",
+    "Item",
+    "Loop",
+    "OpInfo",
+    "Operand",
+    "Pipe",
+    "Program",
+    "Scalar",
+    "SetFlag",
+    "SetValid",
+    "TensorParam",
+    "TileDecl",
+    "WaitFlag",
+    "eval_expr",
+    "expr",
+    "insert_sync",
+    "plan_offsets",
+    "walk",
+]
+
+Expr = sympy.Expr
+ExprLike: TypeAlias = int | str | sympy.Expr
+
+
+def expr(x: ExprLike) -> sympy.Expr:
+    """A sympy integer expression from an int, a name (``"N"``) or an expression string
+    (``"Min(16, N - i)"``); names become integer symbols."""
+    if isinstance(x, sympy.Expr):
+        return x
+    if isinstance(x, bool):
+        raise TypeError("a bool is not an expression")
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    if isinstance(x, str):
+        if x.isidentifier():
+            return sympy.Symbol(x, integer=True)
+        e = sympy.sympify(x)
+        # sympify makes plain symbols; make every name an integer symbol so floor(N/16) etc. behave
+        return e.xreplace({s: sympy.Symbol(s.name, integer=True) for s in e.free_symbols})
+    raise TypeError(f"not an expression: {x!r}")
+
+
+def eval_expr(e: sympy.Expr, env: Mapping[str, int]) -> int:
+    """Evaluate an integer expression exactly (floor division is Python's ``//``)."""
+    if isinstance(e, sympy.Integer):
+        return int(e)
+    if isinstance(e, sympy.Symbol):
+        try:
+            return int(env[e.name])
+        except KeyError:
+            raise PtoError(
+                f"expression {e}: no value for {e.name!r}",
+                hint=f"give {e.name} as a parameter (known: {', '.join(sorted(env)) or 'none'})",
+            ) from None
+    if isinstance(e, sympy.Add):
+        return sum(eval_expr(a, env) for a in e.args)
+    if isinstance(e, sympy.Mul):
+        num, den = sympy.fraction(e)
+        if den != 1:
+            q, r = divmod(_prod(num, env), eval_expr(den, env))
+            assert r == 0, f"{e} is not an integer"
+            return q
+        return _prod(e, env)
+    if isinstance(e, sympy.floor):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        return eval_expr(num, env) // eval_expr(den, env)
+    if isinstance(e, sympy.ceiling):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        return -(-eval_expr(num, env) // eval_expr(den, env))
+    if isinstance(e, sympy.Mod):
+        return eval_expr(e.args[0], env) % eval_expr(e.args[1], env)
+    if isinstance(e, sympy.Min):
+        return min(eval_expr(a, env) for a in e.args)
+    if isinstance(e, sympy.Max):
+        return max(eval_expr(a, env) for a in e.args)
+    if isinstance(e, sympy.Pow) and isinstance(e.exp, sympy.Integer) and int(e.exp) >= 0:
+        return int(eval_expr(e.base, env) ** int(e.exp))
+    raise PtoError(
+        f"expression {e}: unsupported operation {type(e).__name__}",
+        hint="use integers, names, +, -, *, floor, Mod, Min and Max",
+    )
+
+
+def _prod(e: sympy.Expr, env: Mapping[str, int]) -> int:
+    if not isinstance(e, sympy.Mul):
+        return eval_expr(e, env)
+    out = 1
+    for a in e.args:
+        out *= eval_expr(a, env)
+    return out
+
+
+# --------------------------------------------------------------------------- pipes
+
+
+class Pipe(enum.Enum):
+    """A hardware pipe (C++ ``PIPE_V`` ...)."""
+
+    S = "S"
+    V = "V"
+    MTE1 = "MTE1"
+    MTE2 = "MTE2"
+    MTE3 = "MTE3"
+    M = "M"
+    FIX = "FIX"
+    ALL = "ALL"
+
+    @property
+    def cpp(self) -> str:
+        return f"PIPE_{self.value}"
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class TensorParam:
+    """A kernel argument in global memory: a contiguous row-major array (any rank).
+
+    ``shape`` entries are expressions of the problem sizes; the C++ argument is a pointer
+    ``__gm__ T* name`` and the harness file holds ``prod(shape)`` elements.
+    """
+
+    name: str
+    dtype: DType
+    shape: tuple[sympy.Expr, ...]
+
+    def __init__(self, name: str, dt: DType | str, shape: Sequence[ExprLike]) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "dtype", dtype(dt))
+        object.__setattr__(self, "shape", tuple(expr(s) for s in shape))
+
+    @property
+    def numel(self) -> sympy.Expr:
+        return sympy.Mul(*self.shape) if self.shape else sympy.Integer(1)
+
+    @property
+    def row_stride(self) -> sympy.Expr:
+        """Elements between rows of the innermost 2-D view (the last extent)."""
+        return self.shape[-1] if self.shape else sympy.Integer(1)
+
+
+@dataclass(frozen=True)
+class TileDecl:
+    """A tile of the kernel: its type and its byte offset in its buffer (TASSIGN).
+
+    A dynamic valid dimension starts at the full static extent; :class:`SetValid` items change
+    it per iteration.
+    """
+
+    name: str
+    type: TileType
+    offset: int = 0
+
+    @property
+    def buffer(self) -> Buffer:
+        b = self.type.buffer
+        assert b is not None, "Ctrl tiles are not declared"
+        return b
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.type.bytes
+
+
+@dataclass(frozen=True)
+class GlobalView:
+    """A 2-D window of a global tensor: element ``(r, c)`` of the window is element
+    ``offset + r * row_stride + c`` of the tensor; ``rows`` x ``cols`` is its shape (which must
+    be the valid shape of the tile it is loaded into or stored from)."""
+
+    tensor: str
+    offset: sympy.Expr
+    rows: sympy.Expr
+    cols: sympy.Expr
+    row_stride: sympy.Expr
+
+    @classmethod
+    def of(
+        cls,
+        tensor: TensorParam,
+        row: ExprLike,
+        col: ExprLike,
+        rows: ExprLike,
+        cols: ExprLike,
+        *,
+        leading: Sequence[ExprLike] = (),
+    ) -> GlobalView:
+        """The window at ``[*leading, row, col]`` of ``tensor`` (leading indices for the outer
+        dimensions of a tensor of rank > 2)."""
+        if len(leading) != max(0, len(tensor.shape) - 2):
+            raise PtoError(
+                f"view of {tensor.name}: {len(leading)} leading indices for rank "
+                f"{len(tensor.shape)}",
+                hint="give one leading index per dimension before the last two",
+            )
+        ld = tensor.row_stride
+        off = expr(row) * ld + expr(col)
+        stride = ld * (tensor.shape[-2] if len(tensor.shape) >= 2 else 1)
+        for k in range(len(leading) - 1, -1, -1):
+            off += expr(leading[k]) * stride
+            stride *= tensor.shape[k]
+        return cls(tensor.name, sympy.expand(off), expr(rows), expr(cols), ld)
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar operand: a number, or an expression of the parameters and iterators."""
+
+    value: float | int | sympy.Expr
+
+
+Operand: TypeAlias = str | GlobalView | Scalar  # a str names a tile
+
+
+# --------------------------------------------------------------------------- instructions
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """How an op is printed and checked. ``kind`` groups ops with one signature:
+    load, store, unary, binary, scalar (tile + scalar), rowreduce, rowexpand (TROWEXPAND),
+    rowexpand_bin, trans, mov, matmul, matmul_acc, fillpad, expands (TEXPANDS)."""
+
+    name: str
+    kind: str
+    tmp: str = "none"  # "none", "required" (C++ signature has it), "optional"
+
+
+def _ops() -> dict[str, OpInfo]:
+    table: list[OpInfo] = [
+        OpInfo("TLOAD", "load"),
+        OpInfo("TSTORE", "store"),
+        OpInfo("TTRANS", "trans", "required"),
+        OpInfo("TMOV", "mov"),
+        OpInfo("TMATMUL", "matmul"),
+        OpInfo("TMATMUL_ACC", "matmul_acc"),
+        OpInfo("TFILLPAD", "fillpad"),
+        OpInfo("TEXPANDS", "expands"),
+        OpInfo("TROWEXPAND", "rowexpand"),
+    ]
+    table += [OpInfo(n, "unary") for n in UNARY]
+    table += [OpInfo(n, "binary") for n in BINARY]
+    table += [OpInfo(n, "scalar") for n in SCALAR]
+    table += [OpInfo(n, "rowreduce", "required") for n in ROWREDUCE]
+    table += [OpInfo(n, "rowexpand_bin", "optional") for n in ROWEXPAND_BIN]
+    return {o.name: o for o in table}
+
+
+UNARY = ("TEXP", "TSQRT", "TABS", "TRELU", "TNEG", "TLOG", "TRECIP", "TRSQRT")
+BINARY = ("TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN")
+SCALAR = ("TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS")
+ROWREDUCE = ("TROWSUM", "TROWMAX", "TROWMIN")
+ROWEXPAND_BIN = (
+    "TROWEXPANDADD",
+    "TROWEXPANDSUB",
+    "TROWEXPANDMUL",
+    "TROWEXPANDDIV",
+    "TROWEXPANDMAX",
+    "TROWEXPANDMIN",
+    "TROWEXPANDEXPDIF",
+)
+
+#: Every op the program IR knows, by name.
+OPS: dict[str, OpInfo] = _ops()
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One PTO instruction: ``op(dst, *srcs[, tmp])`` as in C++ (destination first).
+
+    ``dst`` is a tile name, or a GlobalView for TSTORE. ``srcs`` are tile names, a GlobalView
+    (TLOAD) or Scalars (scalar variants; TDIVS with the scalar first is ``scalar / tile``).
+    ``pipe`` is derived from the op and the tiles when None (see :meth:`Program.pipe_of`).
+    ``comment`` names the Krnl statement it comes from.
+    """
+
+    op: str
+    dst: str | GlobalView
+    srcs: tuple[Operand, ...] = ()
+    tmp: str | None = None
+    pipe: Pipe | None = None
+    comment: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise PtoError(
+                f"unknown PTO instruction {self.op!r}",
+                hint=f"use one of {', '.join(sorted(OPS))}",
+            )
+        object.__setattr__(self, "srcs", tuple(self.srcs))
+
+    @property
+    def info(self) -> OpInfo:
+        return OPS[self.op]
+
+    def tiles_read(self) -> tuple[str, ...]:
+        names = [s for s in self.srcs if isinstance(s, str)]
+        if self.op == "TMATMUL_ACC" and isinstance(self.dst, str):
+            names.append(self.dst)
+        if self.op == "TSTORE":
+            pass
+        return tuple(names)
+
+    def tiles_written(self) -> tuple[str, ...]:
+        out = [self.dst] if isinstance(self.dst, str) else []
+        if self.tmp is not None:
+            out.append(self.tmp)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class SetValid:
+    """Give a dynamic tile a new valid shape (None keeps a static dimension)."""
+
+    tile: str
+    rows: sympy.Expr | None
+    cols: sympy.Expr | None
+
+    def __init__(self, tile: str, rows: ExprLike | None, cols: ExprLike | None) -> None:
+        object.__setattr__(self, "tile", tile)
+        object.__setattr__(self, "rows", None if rows is None else expr(rows))
+        object.__setattr__(self, "cols", None if cols is None else expr(cols))
+
+
+@dataclass(frozen=True)
+class SetFlag:
+    src: Pipe
+    dst: Pipe
+    event: int = 0
+
+
+@dataclass(frozen=True)
+class WaitFlag:
+    src: Pipe
+    dst: Pipe
+    event: int = 0
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """``pipe_barrier(pipe)``: every earlier instruction on ``pipe`` has finished."""
+
+    pipe: Pipe = Pipe.ALL
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``for (int64_t var = start; var < stop; var += step) { body }``."""
+
+    var: str
+    start: sympy.Expr
+    stop: sympy.Expr
+    step: sympy.Expr
+    body: tuple[Item, ...]
+    comment: str = ""
+
+    def __init__(
+        self,
+        var: str,
+        start: ExprLike,
+        stop: ExprLike,
+        step: ExprLike,
+        body: Iterable[Item],
+        comment: str = "",
+    ) -> None:
+        object.__setattr__(self, "var", var)
+        object.__setattr__(self, "start", expr(start))
+        object.__setattr__(self, "stop", expr(stop))
+        object.__setattr__(self, "step", expr(step))
+        object.__setattr__(self, "body", tuple(body))
+        object.__setattr__(self, "comment", comment)
+
+    @property
+    def symbol(self) -> sympy.Symbol:
+        return sympy.Symbol(self.var, integer=True)
+
+
+Item: TypeAlias = Instr | SetValid | SetFlag | WaitFlag | Barrier | Loop
+
+
+def walk(items: Iterable[Item]) -> Iterator[Item]:
+    """Every item of a body, loops included (pre-order)."""
+    for it in items:
+        yield it
+        if isinstance(it, Loop):
+            yield from walk(it.body)
+
+
+# --------------------------------------------------------------------------- program
+
+
+@dataclass(frozen=True)
+class Program:
+    """One PTO kernel: global tensor arguments, problem-size parameters (int64 arguments),
+    tiles, and the body."""
+
+    name: str
+    tensors: tuple[TensorParam, ...]
+    params: tuple[str, ...]
+    tiles: tuple[TileDecl, ...]
+    body: tuple[Item, ...]
+    arch: Arch = field(default_factory=lambda: arch("a2a3"))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tensors", tuple(self.tensors))
+        object.__setattr__(self, "params", tuple(self.params))
+        object.__setattr__(self, "tiles", tuple(self.tiles))
+        object.__setattr__(self, "body", tuple(self.body))
+        object.__setattr__(self, "arch", arch(self.arch))
+        self.validate()
+
+    # -- lookups
+    def tile(self, name: str) -> TileDecl:
+        for t in self.tiles:
+            if t.name == name:
+                return t
+        raise PtoError(
+            f"kernel {self.name}: no tile named {name!r}",
+            hint=f"declare it (tiles: {', '.join(t.name for t in self.tiles) or 'none'})",
+        )
+
+    def tensor(self, name: str) -> TensorParam:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise PtoError(
+            f"kernel {self.name}: no tensor argument named {name!r}",
+            hint=f"add it to tensors (have: {', '.join(t.name for t in self.tensors) or 'none'})",
+        )
+
+    def instructions(self) -> list[Instr]:
+        return [it for it in walk(self.body) if isinstance(it, Instr)]
+
+    def pipe_of(self, ins: Instr) -> Pipe:
+        """The pipe an instruction runs on (its own ``pipe`` if given)."""
+        if ins.pipe is not None:
+            return ins.pipe
+        op = ins.op
+        if op == "TLOAD":
+            return Pipe.MTE2
+        if op == "TSTORE":
+            src = ins.srcs[0]
+            assert isinstance(src, str)
+            loc = self.tile(src).type.loc
+            return Pipe.FIX if loc is Loc.Acc else Pipe.MTE3
+        if op == "TMOV":
+            assert isinstance(ins.dst, str) and isinstance(ins.srcs[0], str)
+            s, d = self.tile(ins.srcs[0]).type.loc, self.tile(ins.dst).type.loc
+            if s is Loc.Mat and d in (Loc.Left, Loc.Right, Loc.Bias, Loc.Scaling):
+                return Pipe.MTE1
+            if s is Loc.Acc:
+                return Pipe.FIX
+            return Pipe.V
+        if op in ("TMATMUL", "TMATMUL_ACC"):
+            return Pipe.M
+        return Pipe.V
+
+    # -- static checks
+    def validate(self) -> None:
+        """Names resolve, each tile is declared once, offsets are aligned, tiles fit their
+        buffer and do not overlap, operands have the kinds the op takes."""
+        seen: set[str] = set()
+        for t in self.tiles:
+            if t.name in seen:
+                raise PtoError(f"kernel {self.name}: tile {t.name!r} is declared twice")
+            seen.add(t.name)
+            if t.offset % ALIGN_BYTES:
+                raise TileConstraintError(
+                    f"tile {t.name}: TASSIGN offset {t.offset} is not a multiple of "
+                    f"{ALIGN_BYTES} bytes",
+                    hint=f"use offset {(t.offset // ALIGN_BYTES + 1) * ALIGN_BYTES}",
+                )
+            cap = self.arch.usable(t.buffer)
+            if t.offset < 0 or t.end > cap:
+                raise TileConstraintError(
+                    f"tile {t.name}: bytes [{t.offset}, {t.end}) are outside the "
+                    f"{cap} usable bytes of {t.buffer.value} on {self.arch.name}",
+                    hint="use smaller tiles or other offsets",
+                )
+        by_buf: dict[Buffer, list[TileDecl]] = {}
+        for t in self.tiles:
+            by_buf.setdefault(t.buffer, []).append(t)
+        for buf, ts in by_buf.items():
+            ts = sorted(ts, key=lambda d: d.offset)
+            for a, b in itertools.pairwise(ts):
+                if b.offset < a.end:
+                    raise TileConstraintError(
+                        f"tiles {a.name} [{a.offset}, {a.end}) and {b.name} "
+                        f"[{b.offset}, {b.end}) overlap in {buf.value}",
+                        hint="give each tile its own byte range (plan_offsets does)",
+                    )
+        tensors = {t.name for t in self.tensors}
+        names = {t.name for t in self.tiles}
+        if dup := tensors & names:
+            raise PtoError(f"kernel {self.name}: {sorted(dup)} name both a tile and a tensor")
+        for it in walk(self.body):
+            if isinstance(it, Instr):
+                self._check_instr(it, names, tensors)
+            elif isinstance(it, SetValid):
+                decl = self.tile(it.tile)
+                for axis, e, valid in (
+                    ("row", it.rows, decl.type.valid_row),
+                    ("col", it.cols, decl.type.valid_col),
+                ):
+                    if e is not None and valid is not None:
+                        raise TileConstraintError(
+                            f"SetValid {it.tile}: its valid {axis} count is static ({valid})",
+                            hint=f"declare the tile with a dynamic valid {axis} count (None)",
+                        )
+
+    def _check_instr(self, ins: Instr, tiles: set[str], tensors: set[str]) -> None:
+        kind = ins.info.kind
+
+        def need_tile(x: object, what: str) -> None:
+            if not (isinstance(x, str) and x in tiles):
+                raise PtoError(
+                    f"{ins.op}: {what} must be a declared tile, got {x!r}",
+                    hint=f"declared tiles: {', '.join(sorted(tiles))}",
+                )
+
+        def need_view(x: object, what: str) -> None:
+            if not (isinstance(x, GlobalView) and x.tensor in tensors):
+                raise PtoError(f"{ins.op}: {what} must be a view of a tensor argument, got {x!r}")
+
+        nsrc = {
+            "load": 1,
+            "store": 1,
+            "unary": 1,
+            "binary": 2,
+            "scalar": 2,
+            "rowreduce": 1,
+            "rowexpand": 1,
+            "rowexpand_bin": 2,
+            "trans": 1,
+            "mov": 1,
+            "matmul": 2,
+            "matmul_acc": 2,
+            "fillpad": 1,
+            "expands": 1,
+        }[kind]
+        if len(ins.srcs) != nsrc:
+            raise PtoError(f"{ins.op}: takes {nsrc} source operand(s), got {len(ins.srcs)}")
+        if kind == "store":
+            need_view(ins.dst, "the destination")
+            need_tile(ins.srcs[0], "the source")
+        else:
+            need_tile(ins.dst, "the destination")
+        if kind == "load":
+            need_view(ins.srcs[0], "the source")
+        elif kind == "scalar":
+            if sum(isinstance(s, Scalar) for s in ins.srcs) != 1:
+                raise PtoError(f"{ins.op}: needs one tile and one Scalar operand")
+            if isinstance(ins.srcs[0], Scalar) and ins.op != "TDIVS":
+                raise PtoError(f"{ins.op}: the scalar comes second (only TDIVS has scalar / tile)")
+            for s in ins.srcs:
+                if not isinstance(s, Scalar):
+                    need_tile(s, "the tile operand")
+        elif kind == "expands":
+            if not isinstance(ins.srcs[0], Scalar):
+                raise PtoError(f"{ins.op}: the source must be a Scalar")
+        elif kind != "store":
+            for s in ins.srcs:
+                need_tile(s, "a source")
+        info = ins.info
+        if info.tmp == "required" and ins.tmp is None:
+            raise PtoError(
+                f"{ins.op}: the C++ intrinsic takes a tmp tile",
+                hint="declare a tmp tile (tmp_rules gives its size) and pass it as tmp=",
+            )
+        if info.tmp == "none" and ins.tmp is not None:
+            raise PtoError(f"{ins.op}: takes no tmp tile")
+        if ins.tmp is not None:
+            need_tile(ins.tmp, "the tmp")
+
+    def with_body(self, body: Iterable[Item]) -> Program:
+        return replace(self, body=tuple(body))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def plan_offsets(
+    tiles: Sequence[tuple[str, TileType]], arch_name: str | Arch = "a2a3"
+) -> tuple[TileDecl, ...]:
+    """Place tiles one after another in their buffers (32-byte aligned, in the given order).
+
+    Raises PtoError naming the buffer, the bytes needed and the bytes available when they do
+    not fit.
+    """
+    a = arch(arch_name)
+    nxt: dict[Buffer, int] = {}
+    out: list[TileDecl] = []
+    for name, tt in tiles:
+        buf = tt.buffer
+        assert buf is not None, "Ctrl tiles are not placed"
+        off = nxt.get(buf, 0)
+        end = off + tt.bytes
+        nxt[buf] = -(-end // ALIGN_BYTES) * ALIGN_BYTES
+        out.append(TileDecl(name, tt, off))
+    for buf, used in nxt.items():
+        if used > a.usable(buf):
+            names = ", ".join(f"{d.name} ({d.type.bytes} B)" for d in out if d.buffer is buf)
+            raise PtoError(
+                f"tiles do not fit {buf.value} on {a.name}: {used} bytes needed, "
+                f"{a.usable(buf)} available ({names})",
+                hint="use smaller tiles (a smaller block size)",
+            )
+    return tuple(out)
+
+
+def insert_sync(prog: Program) -> Program:
+    """The program with set_flag/wait_flag pairs wherever an instruction on one pipe touches a
+    tile that an unfinished instruction on another pipe wrote (read after write), or reads
+    (write after read), or wrote (write after write).
+
+    A pair ``set_flag(P, Q); wait_flag(P, Q)`` makes everything issued on P so far finish before
+    anything later on Q starts, and carries what P already waited for (transitively). Hazards
+    between one iteration of a loop and the next are resolved by pairs at the end of the loop
+    body. Existing sync items are kept and taken into account.
+    """
+    state = _SyncState()
+    body = _sync_items(prog, prog.body, state)
+    return prog.with_body(body)
+
+
+class _SyncState:
+    """Per tile: the accesses that may still be running, as (pipe, time, is_write).
+    Per pipe: ``known[p][q]`` = time up to which q's instructions are known finished for p."""
+
+    def __init__(self) -> None:
+        self.time = 0
+        self.acc: dict[str, list[tuple[Pipe, int, bool]]] = {}
+        self.known: dict[Pipe, dict[Pipe, int]] = {}
+
+    def copy(self) -> _SyncState:
+        s = _SyncState()
+        s.time = self.time
+        s.acc = {k: list(v) for k, v in self.acc.items()}
+        s.known = {k: dict(v) for k, v in self.known.items()}
+        return s
+
+    def merge(self, a: _SyncState, b: _SyncState) -> None:
+        """The state after a loop that runs zero times (``a``) or at least once (``b``)."""
+        self.time = max(a.time, b.time)
+        self.acc = {
+            k: list(dict.fromkeys(a.acc.get(k, []) + b.acc.get(k, []))) for k in {*a.acc, *b.acc}
+        }
+        self.known = {
+            p: {q: min(a.known.get(p, {}).get(q, -1), b.known.get(p, {}).get(q, -1)) for q in Pipe}
+            for p in Pipe
+        }
+
+    def sync(self, src: Pipe, dst: Pipe) -> None:
+        self.time += 1
+        kd = self.known.setdefault(dst, {})
+        for q, t in self.known.get(src, {}).items():
+            kd[q] = max(kd.get(q, -1), t)
+        kd[src] = self.time
+
+    def barrier(self, pipe: Pipe) -> None:
+        self.time += 1
+        if pipe is Pipe.ALL:
+            for p in Pipe:
+                for q in Pipe:
+                    self.known.setdefault(p, {})[q] = self.time
+
+    def needed(self, pipe: Pipe, reads: Iterable[str], writes: Iterable[str]) -> list[Pipe]:
+        out: list[Pipe] = []
+        w = set(writes)
+        for name in [*reads, *w]:
+            is_write = name in w
+            for q, t, was_write in self.acc.get(name, []):
+                if q is pipe or not (was_write or is_write):
+                    continue
+                if self.known.get(pipe, {}).get(q, -1) < t and q not in out:
+                    out.append(q)
+        return out
+
+    def access(self, pipe: Pipe, reads: Iterable[str], writes: Iterable[str]) -> None:
+        self.time += 1
+        for name in reads:
+            self.acc.setdefault(name, []).append((pipe, self.time, False))
+        for name in writes:
+            self.acc.setdefault(name, []).append((pipe, self.time, True))
+
+
+def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[Item]:
+    out: list[Item] = []
+    for it in items:
+        if isinstance(it, Instr):
+            pipe = prog.pipe_of(it)
+            reads, writes = it.tiles_read(), it.tiles_written()
+            for q in st.needed(pipe, reads, writes):
+                out += [SetFlag(q, pipe), WaitFlag(q, pipe)]
+                st.sync(q, pipe)
+            st.access(pipe, reads, writes)
+            out.append(it)
+        elif isinstance(it, SetFlag):
+            out.append(it)
+        elif isinstance(it, WaitFlag):
+            st.sync(it.src, it.dst)
+            out.append(it)
+        elif isinstance(it, Barrier):
+            st.barrier(it.pipe)
+            out.append(it)
+        elif isinstance(it, SetValid):
+            # the scalar unit changes the valid shape: instructions issued before keep theirs
+            out.append(it)
+        else:
+            assert isinstance(it, Loop)
+            entry = st.copy()
+            body = _sync_items(prog, it.body, st)
+            # a second iteration: what it needs from the first is waited for at the body's end
+            for q, p in _first_needs(prog, body, st.copy()):
+                body += [SetFlag(q, p), WaitFlag(q, p)]
+            after = entry.copy()
+            _sync_items(prog, body, after)
+            st.merge(entry, after)
+            out.append(replace(it, body=tuple(body)))
+    return out
+
+
+def _first_needs(prog: Program, body: Sequence[Item], st: _SyncState) -> list[tuple[Pipe, Pipe]]:
+    """Pipe pairs that a second run of ``body`` would have to synchronize (from state ``st``
+    after the first run), found by re-running the analysis on the already-synced body."""
+    pairs: list[tuple[Pipe, Pipe]] = []
+    for it in walk(body):
+        if isinstance(it, Instr):
+            pipe = prog.pipe_of(it)
+            reads, writes = it.tiles_read(), it.tiles_written()
+            for q in st.needed(pipe, reads, writes):
+                if (q, pipe) not in pairs:
+                    pairs.append((q, pipe))
+                st.sync(q, pipe)
+            st.access(pipe, reads, writes)
+        elif isinstance(it, WaitFlag):
+            st.sync(it.src, it.dst)
+        elif isinstance(it, Barrier):
+            st.barrier(it.pipe)
+    return pairs

@@ -29,6 +29,7 @@ from pygments.lexer import Lexer, RegexLexer, bygroups, words
 from pygments.lexers import CppLexer, PythonLexer
 from pygments.token import (
     Comment,
+    Generic,
     Keyword,
     Name,
     Number,
@@ -86,6 +87,8 @@ class MlirLexer(RegexLexer):
         "root": [
             (r"\s+", Text),
             (r"//.*?$", Comment.Single),
+            # polykrnl's marks on loops at fault (LegalityReport.marked_loops)
+            (r"<--.*?$", Generic.Error),
             (r'"(\\\\|\\"|[^"])*"', String),
             (r"%[\w.$-]+(#\d+)?", Name.Variable),
             (r"\^[\w.$-]+", Name.Label),

@@ -14,7 +14,6 @@ taken from the violated part of the dependence with isl's ``sample``.
 from __future__ import annotations
 
 import functools
-import html
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,18 @@ from typing import Any, Literal
 
 import islpy as isl
 
+from polykrnl.display import (
+    BAD,
+    GOOD,
+    MUTED,
+    Html,
+    code,
+    display_box,
+    escape,
+    highlight,
+    html_table,
+    section,
+)
 from polykrnl.errors import IllegalTransformError, ScheduleError, SourceLocation
 from polykrnl.model.poly import CTX, Statement
 from polykrnl.transforms.dependences import Dependence, dependences
@@ -256,28 +267,82 @@ class LegalityReport:
         }
 
     def _repr_html_(self) -> str:
-        color = "#1a7f37" if self.legal else "#cf222e"
-        rows = "".join(
-            f"<tr><td><code>{html.escape(lv.loop)}</code></td><td>{lv.status}</td>"
-            f"<td>{'yes' if lv.parallel else ''}</td>"
-            f"<td>{html.escape(', '.join(lv.carried))}</td>"
-            f"<td>{_range(lv.distance_min, lv.distance_max) if lv.carried else ''}</td></tr>"
-            for lv in self.loops
-        )
-        viol = "".join(
-            f"<li style='color:{color}'>{html.escape(str(v))}<br><i>hint: "
-            f"{html.escape(v.hint)}</i></li>"
-            for v in self.violations
-        )
-        return (
-            f"<div><b style='color:{color}'>@{html.escape(self.function)}: "
-            f"{'legal' if self.legal else 'illegal'}</b>"
-            + (f"<ol>{viol}</ol>" if viol else "")
-            + "<table><tr><th>loop</th><th>status</th><th>parallel</th><th>carries</th>"
-            f"<th>distance</th></tr>{rows}</table>"
-            + (f"<pre>{html.escape(self.loop_text)}</pre>" if self.loop_text else "")
-            + "</div>"
-        )
+        color = GOOD if self.legal else BAD
+        n = len(self.violations)
+        verdict = "legal" if self.legal else f"illegal ({n} violation{'s' * (n != 1)})"
+        parts: list[str] = []
+        if self.note:
+            parts.append(f'<div style="color: {MUTED};">note: {escape(self.note)}</div>')
+        if self.violations:
+            items = []
+            for v in self.violations:
+                what = {
+                    "order": f"the schedule runs {code(str(v.sink))} first",
+                    "parallel": f"parallel loop {code(str(v.loop))} runs them in different "
+                    "iterations",
+                    "reduction": f"parallel loop {code(str(v.loop))} carries the reduction",
+                }[v.reason]
+                params = ", ".join(f"{k}={x}" for k, x in v.params.items())
+                dist = ", ".join(f"{k}: {x:+d}" for k, x in v.distance.items()) or "none"
+                where = f" at line {v.location.line}" if v.location else ""
+                by = f" (by {escape(v.op)}{where})" if v.op else ""
+                items.append(
+                    f'<li class="pk-violation" style="color: {BAD}; margin-bottom: 4px;">'
+                    f"<b>{escape(v.kind)} on {escape(v.array)}"
+                    + (" (reduction)" if v.reduction else "")
+                    + f"</b>: {code(str(v.source))} must run before {code(str(v.sink))}"
+                    + (f" with {code(params)}" if params else "")
+                    + f" (distance {escape(dist)}), but {what}{by}"
+                    f'<br><i style="color: {MUTED};">hint: {escape(v.hint)}</i></li>'
+                )
+            parts.append(
+                section(
+                    "violations (each with a witness pair of instances)",
+                    f'<ol style="margin: 2px 0;">{"".join(items)}</ol>',
+                )
+            )
+        at_fault = {v.loop for v in self.violations if v.loop is not None}
+        if self.loops:
+            loop_rows = [
+                [
+                    Html(code(lv.loop)),
+                    lv.status,
+                    "yes" if lv.parallel else "",
+                    "yes" if lv.vectorizable else "",
+                    ", ".join(lv.carried),
+                    _range(lv.distance_min, lv.distance_max) if lv.carried else "",
+                ]
+                for lv in self.loops
+            ]
+            bad = [k for k, lv in enumerate(self.loops) if lv.loop in at_fault]
+            parts.append(
+                section(
+                    "loops",
+                    html_table(
+                        ["loop", "status", "parallel", "vectorizable", "carries", "distance"],
+                        loop_rows,
+                        bad_rows=bad,
+                    ),
+                )
+            )
+        band_rows = []
+        for b in self.bands:
+            if len(b.loops) > 1:
+                verdict_b = (
+                    "permutable (tilable)"
+                    if b.permutable
+                    else "not permutable: negative distances in " + ", ".join(b.blocking)
+                )
+                band_rows.append([", ".join(b.loops), verdict_b, ", then ".join(b.suggestion)])
+        if band_rows:
+            parts.append(
+                section("bands", html_table(["loops", "verdict", "tilable after"], band_rows))
+            )
+        if self.loop_text:
+            title = "loop nest" + ("" if self.legal else " (the loops at fault marked)")
+            text = self.loop_text if self.legal else self.marked_loops()
+            parts.append(section(title, highlight(text, "mlir")))
+        return display_box("legality", f"@{self.function}: {verdict}", "".join(parts), color=color)
 
 
 def _range(lo: int | None, hi: int | None) -> str:

@@ -314,6 +314,9 @@ class _Printer:
                 args.append(_scalar(s, dt))
             else:
                 args.append(s)
+        if kind == "matmul_acc":
+            # the 4-argument form (c_out, c_in, a, b): the CPU simulator implements only this one
+            args.insert(1, args[0])
         if ins.tmp is not None:
             args.append(ins.tmp)
         assert kind in {

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
@@ -78,6 +79,15 @@ Expr = sympy.Expr
 ExprLike: TypeAlias = int | str | sympy.Expr
 
 
+_FUNCS: dict[str, object] = {
+    "Min": sympy.Min,
+    "Max": sympy.Max,
+    "floor": sympy.floor,
+    "ceiling": sympy.ceiling,
+    "Mod": sympy.Mod,
+}
+
+
 def expr(x: ExprLike) -> sympy.Expr:
     """A sympy integer expression from an int, a name (``"N"``) or an expression string
     (``"Min(16, N - i)"``); names become integer symbols."""
@@ -90,9 +100,12 @@ def expr(x: ExprLike) -> sympy.Expr:
     if isinstance(x, str):
         if x.isidentifier():
             return sympy.Symbol(x, integer=True)
-        e = sympy.sympify(x)
-        # sympify makes plain symbols; make every name an integer symbol so floor(N/16) etc. behave
-        return e.xreplace({s: sympy.Symbol(s.name, integer=True) for s in e.free_symbols})
+        # every name but the functions is an integer symbol (plain sympify would read N, S, E,
+        # I, Q... as sympy objects)
+        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", x)) - set(_FUNCS)
+        local: dict[str, object] = {n: sympy.Symbol(n, integer=True) for n in names}
+        local.update(_FUNCS)
+        return sympy.sympify(x, locals=local)
     raise TypeError(f"not an expression: {x!r}")
 
 
@@ -721,17 +734,28 @@ class _SyncState:
                 for q in Pipe:
                     self.known.setdefault(p, {})[q] = self.time
 
-    def needed(self, pipe: Pipe, reads: Iterable[str], writes: Iterable[str]) -> list[Pipe]:
-        out: list[Pipe] = []
+    def needed(self, pipe: Pipe, reads: Iterable[str], writes: Iterable[str]) -> dict[Pipe, int]:
+        """Other pipes with a conflicting access not yet known finished: pipe -> latest time."""
+        out: dict[Pipe, int] = {}
         w = set(writes)
         for name in [*reads, *w]:
             is_write = name in w
             for q, t, was_write in self.acc.get(name, []):
                 if q is pipe or not (was_write or is_write):
                     continue
-                if self.known.get(pipe, {}).get(q, -1) < t and q not in out:
-                    out.append(q)
+                if self.known.get(pipe, {}).get(q, -1) < t:
+                    out[q] = max(out.get(q, -1), t)
         return out
+
+    def resolve(self, pipe: Pipe, reads: Sequence[str], writes: Sequence[str]) -> list[Pipe]:
+        """Synchronize ``pipe`` with what it must wait for; the pipe accessed last first, since
+        waiting for it often covers the others (it waited for them)."""
+        added: list[Pipe] = []
+        while need := self.needed(pipe, reads, writes):
+            q = max(need, key=lambda p: need[p])
+            self.sync(q, pipe)
+            added.append(q)
+        return added
 
     def access(self, pipe: Pipe, reads: Iterable[str], writes: Iterable[str]) -> None:
         self.time += 1
@@ -747,9 +771,8 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
             reads, writes = it.tiles_read(), it.tiles_written()
-            for q in st.needed(pipe, reads, writes):
+            for q in st.resolve(pipe, reads, writes):
                 out += [SetFlag(q, pipe), WaitFlag(q, pipe)]
-                st.sync(q, pipe)
             st.access(pipe, reads, writes)
             out.append(it)
         elif isinstance(it, SetFlag):
@@ -785,10 +808,9 @@ def _first_needs(prog: Program, body: Sequence[Item], st: _SyncState) -> list[tu
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
             reads, writes = it.tiles_read(), it.tiles_written()
-            for q in st.needed(pipe, reads, writes):
+            for q in st.resolve(pipe, reads, writes):
                 if (q, pipe) not in pairs:
                     pairs.append((q, pipe))
-                st.sync(q, pipe)
             st.access(pipe, reads, writes)
         elif isinstance(it, WaitFlag):
             st.sync(it.src, it.dst)

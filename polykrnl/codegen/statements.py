@@ -90,6 +90,10 @@ class KernelState:
     loop_exprs: dict[str, list[isl.PwAff]] = field(default_factory=dict)
     # func.call: callee name -> the name of its generated function (set by the kernel).
     call_target: Callable[[str], str] | None = None
+    # dict -> the keys under which array code stored whole arrays of values (one per
+    # iteration of vectorized loops): a key names the loops' ranges and axes, so a
+    # statement vectorized the same way reads the array it needs.
+    vec_keys: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
 
     def dict_of(self, v: SSAValue) -> str:
         key: SSAValue | str = self.program.virtual[v][0] if v in self.program.virtual else v
@@ -176,11 +180,48 @@ class StatementWriter:
             self._loop_cache[loop] = e
         return self._loop_cache[loop]
 
-    def key(self, def_loops: tuple[str, ...]) -> ast.expr:
+    def key(
+        self, def_loops: tuple[str, ...], dict_name: str | None = None, produce: bool = False
+    ) -> ast.expr:
+        """The key of a value kept per iteration of `def_loops` in its dict.
+
+        In array code, a loop that is a vectorized axis is replaced by a string
+        naming its range and axis: the dict then holds the whole array of
+        values. Only a statement vectorized over the same ranges and axes can
+        read it (checked here: the writer must have registered that key).
+        """
         parts = [self.loop_value(lp) for lp in def_loops]
-        if any(self.vector_names(p) for p in parts):
+        if not any(self.vector_names(p) for p in parts):
+            return ast.Tuple(parts, ast.Load())
+        if dict_name is None:
             raise NotVectorizable("a value kept per iteration of a vectorized loop")
-        return ast.Tuple(parts, ast.Load())
+        sig: list[object] = []
+        out: list[ast.expr] = []
+        for p in parts:
+            if not self.vector_names(p):
+                sig.append(None)
+                out.append(p)
+                continue
+            it = self.vec.get(p.id) if isinstance(p, ast.Name) else None
+            if it is None:
+                raise NotVectorizable("a value kept per iteration of a vectorized loop")
+            text = f"{ast.unparse(it.start)}:{ast.unparse(it.stop)}:{it.step}@{it.axis}/{it.rank}"
+            sig.append(text)
+            out.append(const(text))
+        known = self.st.vec_keys.setdefault(dict_name, set())
+        if produce:
+            known.add(tuple(sig))
+        elif tuple(sig) not in known:
+            raise NotVectorizable("a value kept per iteration of a loop vectorized differently")
+        return ast.Tuple(out, ast.Load())
+
+    def _key_axes(self, def_loops: tuple[str, ...]) -> frozenset[int]:
+        out: set[int] = set()
+        for lp in def_loops:
+            p = self.loop_value(lp)
+            if isinstance(p, ast.Name) and p.id in self.vec:
+                out.add(self.vec[p.id].axis)
+        return frozenset(out)
 
     def axes_of(self, e: ast.expr) -> frozenset[int]:
         """The vectorized loop axes along which the value of `e` may vary."""
@@ -207,8 +248,15 @@ class StatementWriter:
         program = self.st.program
         if v in program.virtual:
             _arr, def_loops = program.virtual[v]
-            e = ast.Subscript(name(self.st.dict_of(v)), self.key(def_loops), ast.Load())
-            return self.bind(v, e)
+            dict_name = self.st.dict_of(v)
+            e = ast.Subscript(name(dict_name), self.key(def_loops, dict_name), ast.Load())
+            found = self.bind(v, e)
+            axes = self._key_axes(def_loops)
+            if axes and isinstance(found, ast.Name):
+                # An array over the vectorized loops it was kept for.
+                self._vec_locals.add(found.id)
+                self._local_axes[found.id] = axes
+            return found
         if isinstance(v, BlockArgument):
             origin = program.nest.origin_of_iv.get(v)
             if origin is not None and origin.carrier is not None:
@@ -293,7 +341,16 @@ class StatementWriter:
     def put(self, v: SSAValue, e: ast.expr) -> None:
         """Keep value `v` (a virtual array element) for the statements that read it."""
         _arr, def_loops = self.st.program.virtual[v]
-        target = ast.Subscript(name(self.st.dict_of(v)), self.key(def_loops), ast.Store())
+        dict_name = self.st.dict_of(v)
+        key = self.key(def_loops, dict_name, produce=True)
+        if self.vector_names(key):
+            raise NotVectorizable("a value kept per iteration of a vectorized loop")
+        if isinstance(key, ast.Tuple) and any(isinstance(x, ast.Constant) for x in key.elts):
+            # A whole array: the value broadcast to the vectorized loops' shape.
+            by_axis = sorted(self.vec.values(), key=lambda x: x.axis)
+            lengths = ast.Tuple([name(it.length) for it in by_axis], ast.Load())
+            e = call("np.broadcast_to", e, lengths)
+        target = ast.Subscript(name(dict_name), key, ast.Store())
         self.out.append(ast.Assign([target], e))
 
     def op(self, op: Operation) -> None:

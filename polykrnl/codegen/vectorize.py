@@ -66,6 +66,10 @@ class Vectorizer:
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
 
+    def _keys(self) -> dict[str, set[tuple[object, ...]]]:
+        """A copy of the array keys registered so far (restored when array code fails)."""
+        return {k: set(v) for k, v in self.state.vec_keys.items()}
+
     def carried_by(self, loop: str) -> list[tuple[str, str, bool]]:
         return self.carried.get(loop, [])
 
@@ -122,6 +126,7 @@ class Vectorizer:
                     "parallel" if not own else "reduction" if all(own) else "forward"
                 )
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
+        saved_keys = self._keys()
         saved_status = self.status
         out: list[ast.stmt] = []
         for item, status in zip(loop.items, per_part, strict=True):
@@ -139,6 +144,7 @@ class Vectorizer:
             if part is None:
                 tr.taken.clear()
                 tr.taken.update(saved_taken)
+                self.state.vec_keys = saved_keys
                 return None
             out += part
         return out
@@ -190,6 +196,7 @@ class Vectorizer:
         par_its = {isl_it[loop] for loop, _ in par}
         saved_names = dict(tr.names)
         saved_taken = set(tr.taken)
+        saved_keys = self._keys()
         par_its |= {
             node.tile.for_get_iterator().id_get_id().get_name()
             for _, node in par
@@ -205,6 +212,7 @@ class Vectorizer:
             tr.names.update(saved_names)
             tr.taken.clear()
             tr.taken.update(saved_taken)
+            self.state.vec_keys = saved_keys
             self.reasons.setdefault(chain[-1][0], str(e))
             self._why = str(e)
             return None
@@ -335,6 +343,7 @@ class Vectorizer:
         if form is None or not (self.reassociate or form.exact):
             return None
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
+        saved_keys = self._keys()
         try:
             around: list[tuple[ast.Name, ast.expr]] = []
             for loop, node in outer:
@@ -360,13 +369,27 @@ class Vectorizer:
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
-            mem = w.value(form.store.operands[1])
-            subs = [w.value(x) for x in form.store.operands[2:]]
-            sliced = w.slices(subs)
-            if sliced is None or sorted(sliced[1]) != sliced[1] or sliced[1] != list(range(n_par)):
-                raise NotVectorizable("the updated element is not the parallel loops' slice")
-            if [w.value(x) for x in form.old.operands[1:]] != subs:
-                raise NotVectorizable("the update reads another element")
+            if form.old is None:
+                # An iter_args value: one per iteration of the loops around its iterate.
+                assert form.carried is not None
+                if n_par:
+                    raise NotVectorizable("an iter_args value updated along a parallel loop")
+                _arr, def_loops = self.state.program.virtual[form.carried]
+                mem: ast.expr = name_(self.state.dict_of(form.carried))
+                index: ast.expr = w.key(def_loops)
+            else:
+                mem = w.value(form.store.operands[1])
+                subs = [w.value(x) for x in form.store.operands[2:]]
+                sliced = w.slices(subs)
+                if (
+                    sliced is None
+                    or sorted(sliced[1]) != sliced[1]
+                    or sliced[1] != list(range(n_par))
+                ):
+                    raise NotVectorizable("the updated element is not the parallel loops' slice")
+                if [w.value(x) for x in form.old.operands[1:]] != subs:
+                    raise NotVectorizable("the update reads another element")
+                index = _index_of(sliced[0])
             total = None
             if form.kind in ("add", "sub"):
                 total = self._contraction(w, form.value, rank, n_par)
@@ -393,11 +416,11 @@ class Vectorizer:
                 how = fn
             elif "einsum" in ast.unparse(total):
                 how = "a contraction (np.einsum)"
-            target = ast.Subscript(mem, _index_of(sliced[0]), ast.Store())
+            target = ast.Subscript(mem, index, ast.Store())
             combine = _COMBINE[form.kind]
             if isinstance(combine, str):
                 # Elementwise max/min of the old values and the reduced ones.
-                old = ast.Subscript(mem, _index_of(sliced[0]), ast.Load())
+                old = ast.Subscript(mem, index, ast.Load())
                 w.out.append(ast.Assign([target], _dotted(combine, old, total)))
             else:
                 # In place: NumPy evaluates the right side first (copying where it overlaps).
@@ -409,6 +432,7 @@ class Vectorizer:
             tr.names.update(saved_names)
             tr.taken.clear()
             tr.taken.update(saved_taken)
+            self.state.vec_keys = saved_keys
             return None
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
@@ -501,12 +525,13 @@ def _index_of(idx: list[ast.expr]) -> ast.expr:
 class _Update:
     """A statement `X[f] = X[f] op value` (or `X[f] - value`)."""
 
-    store: Operation
-    old: Operation  # the load of X[f]
+    store: Operation  # the store, or the krnl.yield of an iter_args update
+    old: Operation | None  # the load of X[f] (None for an iter_args update)
     kind: str  # add, sub, mul, max, min, fmax, fmin
     value: SSAValue
     exact: bool  # combining in another order gives the same values
     identity: ast.expr | None  # np.max/np.min's `initial`, so that no iteration is fine
+    carried: SSAValue | None = None  # the iter_args value a krnl.yield updates
 
 
 _UPDATE_OPS = {
@@ -544,9 +569,15 @@ _COMBINE: dict[str, ast.operator | str] = {
 
 
 def _update(s: Statement) -> _Update | None:
-    """The reduction form of `s`, when it stores `old op e` into the element `old` is from."""
+    """The reduction form of `s`: it stores `old op e` into the element `old` is from,
+    or yields `old op e` for the iter_args value `old` (one value carried)."""
     store = s.anchor
-    if not (isinstance(store, k.StoreOp) or store.name == "memref.store"):
+    carried: SSAValue | None = None
+    if isinstance(store, k.YieldOp):
+        if s.iterate is None or len(store.operands) != 1 or len(s.iterate.iter_args) != 1:
+            return None
+        carried = s.iterate.iter_args[0]
+    elif not (isinstance(store, k.StoreOp) or store.name == "memref.store"):
         return None
     val = store.operands[0]
     if not isinstance(val, OpResult) or val.op.name not in _UPDATE_OPS:
@@ -557,10 +588,16 @@ def _update(s: Statement) -> _Update | None:
     if kind != "sub":
         pairs.append((op.operands[1], op.operands[0]))
     for x, e in pairs:
-        if not (isinstance(x, OpResult) and _is_load(x.op)):
-            continue
-        if x.op.operands[0] is not store.operands[1]:
-            continue
+        if carried is not None:
+            if x is not carried:
+                continue
+            old = None
+        else:
+            if not (isinstance(x, OpResult) and _is_load(x.op)):
+                continue
+            if x.op.operands[0] is not store.operands[1]:
+                continue
+            old = x.op
         t = val.type
         is_float = isinstance(t, AnyFloat)
         identity: ast.expr | None = None
@@ -576,7 +613,7 @@ def _update(s: Statement) -> _Update | None:
         # Integer sums and products wrap the same in any order; max and min pick
         # the same value (of +0.0 and -0.0, possibly the other one).
         exact = not is_float or kind not in ("add", "sub", "mul")
-        return _Update(store, x.op, kind, e, exact, identity)
+        return _Update(store, old, kind, e, exact, identity, carried)
     return None
 
 

@@ -1,0 +1,8 @@
+"""Pictures of schedules (matplotlib, an optional extra: ``pip install polykrnl[plot]``).
+
+The last stage of the pipeline: it may import every other one, none imports it.
+"""
+
+from polykrnl.viz.plots import domain_slice, plot_domain, plot_transformation
+
+__all__ = ["domain_slice", "plot_domain", "plot_transformation"]

@@ -381,9 +381,8 @@ def plot_transformation(
     )
     sizes = [_panel_size(left), _panel_size(right)]
     fig = Figure(figsize=(sum(w for w, _ in sizes), max(h for _, h in sizes)), layout="constrained")
-    for sub, data, when in zip(
-        fig.subfigures(1, 2), (left, right), ("before", "after"), strict=True
-    ):
+    panels: Any = fig.subfigures(1, 2)
+    for sub, data, when in zip(panels, (left, right), ("before", "after"), strict=True):
         handles = draw(
             sub.add_subplot(),
             data,

@@ -10,7 +10,6 @@ arguments in place and returns the function's results.
 from __future__ import annotations
 
 import ast
-import html
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
 from xdsl.ir import BlockArgument, SSAValue
 
+from polykrnl import display
 from polykrnl.codegen import scalar_ops
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
@@ -124,10 +124,22 @@ class NumpyKernel:
         return f"<NumpyKernel @{self.schedule.program.function.name}: {lines} lines>"
 
     def _repr_html_(self) -> str:
-        return (
-            f"<div><b>NumpyKernel @{html.escape(self.schedule.program.function.name)}</b>"
-            f"<pre>{html.escape(self.source)}</pre></div>"
+        """Jupyter: the call signature, what the kernel guarantees, the highlighted source."""
+        fn = self.schedule.program.function
+        rows = [(a.name, str(a.type)) for a in fn.arguments]
+        exact = (
+            "exact: bit for bit the reference interpreter's results"
+            if self.exact
+            else "reassociated: float sums or products in another order than the reference"
         )
+        body = (
+            display.section(
+                f"{self.entry}(**arrays_and_params)", display.html_table(("argument", "type"), rows)
+            )
+            + f'<div style="margin: 4px 0;">{display.escape(exact)}</div>'
+            + display.section("source", display.highlight(self.source, "python"))
+        )
+        return display.display_box("numpy-kernel", f"NumpyKernel @{fn.name}", body)
 
 
 def to_numpy(

@@ -129,8 +129,11 @@ def _as_mod(rest: Any, c: Any, inner: Any) -> Any | None:
 
 def aff_to_sympy(aff: isl.Aff, symbols: Mapping[str, sympy.Symbol] | None = None) -> Any:
     """An isl quasi-affine expression as a sympy expression (exact)."""
-    rest, divs = _linear(aff, _DT.in_, symbols)
-    # Readability: x - m*floor(x/m) reads as Mod(x, m) (one div at a time).
+    return _with_divs(*_linear(aff, _DT.in_, symbols))
+
+
+def _with_divs(rest: Any, divs: Sequence[tuple[Any, Any]]) -> Any:
+    """rest + sum(c * floor(inner)); x - m*floor(x/m) reads as Mod(x, m) (one div at a time)."""
     for c, inner in divs:
         modded = _as_mod(rest, c, inner)
         rest = modded if modded is not None else rest + c * sympy.floor(inner)
@@ -149,10 +152,8 @@ def _constraint_to_sympy(c: isl.Constraint, symbols: Mapping[str, sympy.Symbol] 
                 num, den = sympy.fraction(sympy.together(inner))
                 if den.is_Integer and den > 1:
                     return sympy.Eq(sympy.Mod(num, den), 0)
-        expr = rest + sum((cd * sympy.floor(d) for cd, d in divs), 0)
-        return sympy.Eq(expr, 0)
-    expr = rest + sum((cd * sympy.floor(d) for cd, d in divs), 0)
-    return _inequality(expr)
+        return sympy.Eq(_with_divs(rest, divs), 0)
+    return _inequality(_with_divs(rest, divs))
 
 
 def _inequality(expr: Any) -> Any:
@@ -378,6 +379,23 @@ class SymbolicSize:
     params: tuple[str, ...]  # the parameters `expr` uses
     pw: isl.PwAff | None = field(default=None, compare=False)
     exact: bool = True
+
+    @staticmethod
+    def from_pw_aff(
+        pa: isl.PwAff, symbols: Mapping[str, sympy.Symbol] | None = None
+    ) -> SymbolicSize:
+        """`pa` as a size: its parameters and input dims (e.g. tile loop values) are the inputs.
+
+        ``evaluate`` raises a PtoError outside `pa`'s domain (e.g. at a value
+        that is not the start of a tile).
+        """
+        expr = pw_aff_to_sympy(pa, symbols)
+        space = pa.get_domain_space()
+        names = [
+            space.get_dim_name(tp, k) for tp in (_DT.param, _DT.set) for k in range(space.dim(tp))
+        ]
+        used = {s.name for s in expr.free_symbols}
+        return SymbolicSize(expr, tuple(n for n in names if n is not None and n in used), pa)
 
     @cached_property
     def _symbols(self) -> dict[str, Any]:

@@ -28,6 +28,8 @@ The data behind a picture is available without matplotlib:
 
 from __future__ import annotations
 
+import io
+import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -317,7 +319,36 @@ def _matplotlib() -> Any:
             "plotting needs matplotlib, which is not installed",
             hint="pip install polykrnl[plot]  (or pip install matplotlib)",
         ) from None
+    _show_in_ipython()
     return matplotlib
+
+
+def _png(fig: Figure) -> bytes:
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=90)
+    return out.getvalue()
+
+
+def _show_in_ipython() -> None:
+    """Make Jupyter show figures built without pyplot as images.
+
+    IPython learns to render a Figure when matplotlib's inline backend loads,
+    which pyplot does; a figure made with ``Figure()`` alone would show as
+    ``<Figure size ...>``. Registers the PNG formatter if none is there yet.
+    """
+    if "IPython" not in sys.modules:
+        return  # not running under IPython
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["image/png"]
+    try:
+        formatter.lookup_by_type(Figure)
+    except KeyError:
+        formatter.for_type(Figure, _png)
 
 
 def plot_domain(

@@ -189,3 +189,18 @@ def test_missing_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(pk.UnsupportedError, match="needs matplotlib") as e:
         plot_domain(_jacobi())
     assert e.value.hint is not None and "pip install polykrnl[plot]" in e.value.hint
+
+
+def test_figures_display_as_png_in_ipython(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without pyplot, IPython knows no image format for a Figure: plotting registers one.
+    ipython = pytest.importorskip("IPython")
+    from IPython.core.formatters import DisplayFormatter
+
+    class Shell:
+        display_formatter = DisplayFormatter()
+
+    monkeypatch.setattr(ipython, "get_ipython", lambda: Shell())
+    png = Shell.display_formatter.formatters["image/png"]
+    fig = plot_domain(_jacobi(), deps=False)
+    data = png(fig)
+    assert isinstance(data, bytes) and data.startswith(b"\x89PNG")

@@ -41,7 +41,7 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.model.ir import Function
 from polykrnl.transforms.dependences import dependences
 from polykrnl.transforms.legality import step_text
-from polykrnl.transforms.schedule import Schedule
+from polykrnl.transforms.schedule import Schedule, SLoop, SNode
 from polykrnl.transforms.trace import fix_params, param_values
 
 if TYPE_CHECKING:
@@ -80,7 +80,12 @@ class Arrow:
     source: tuple[int, int]
     sink: tuple[int, int]
     kinds: tuple[str, ...]  # "RAW on A", ...
-    violated: bool  # the schedule runs the sink before the source
+    reversed: bool  # the schedule runs the sink before the source
+    parallel: str | None = None  # a parallel loop that carries it (runs them apart)
+
+    @property
+    def violated(self) -> bool:
+        return self.reversed or self.parallel is not None
 
 
 @dataclass(frozen=True)
@@ -243,7 +248,31 @@ def _arrows(
     where = {(p.stmt, tuple(p.point[d] for d in stmts[p.stmt].dims)): p for p in points}
     in_slice = {p.stmt for p in points}
     program = sched.reference_program
-    found: dict[tuple[tuple[int, int], tuple[int, int]], tuple[set[str], bool]] = {}
+    found: dict[tuple[tuple[int, int], tuple[int, int]], tuple[set[str], bool, str | None]] = {}
+    paths = _loop_paths(sched)
+    parallel = [n for n in sched.loop_names() if sched.loop_info[n].parallel]
+    values: dict[tuple[str, str, int], int] = {}
+
+    def value(loop: str, p: Point) -> int:
+        key = (loop, p.stmt, p.position)
+        if key not in values:
+            pa = sched.loop_info[loop].values[p.stmt]
+            values[key] = _value(pa, stmts[p.stmt].dims, p.point, params)
+        return values[key]
+
+    def carried(a: Point, b: Point) -> str | None:
+        """The parallel loop that runs a and b in different iterations of it, inside the
+        same iterations of the loops around it (legality's rule for parallel loops)."""
+        for name in parallel:
+            vals = sched.loop_info[name].values
+            if a.stmt not in vals or b.stmt not in vals:
+                continue
+            if all(value(o, a) == value(o, b) for o in paths[name][:-1]) and value(
+                name, a
+            ) != value(name, b):
+                return name
+        return None
+
     for d in dependences(program).deps:
         if d.kind not in kinds or d.source not in in_slice or d.sink not in in_slice:
             continue
@@ -265,10 +294,10 @@ def _arrows(
             if a is None or b is None or (a.x, a.y) == (b.x, b.y):
                 continue  # outside the slice, or an arrow of length 0
             key = ((a.x, a.y), (b.x, b.y))
-            ks, bad = found.get(key, (set(), False))
+            ks, bad, par = found.get(key, (set(), False, None))
             ks.add(f"{d.kind} on {d.array}")
-            found[key] = (ks, bad or b.position < a.position)
-    arrows = [Arrow(a, b, tuple(sorted(ks)), bad) for (a, b), (ks, bad) in found.items()]
+            found[key] = (ks, bad or b.position < a.position, par or carried(a, b))
+    arrows = [Arrow(a, b, tuple(sorted(ks)), bad, par) for (a, b), (ks, bad, par) in found.items()]
     # Violated first, then the shortest (the direct neighbours say most).
     arrows.sort(
         key=lambda r: (
@@ -279,6 +308,20 @@ def _arrows(
         )
     )
     return tuple(arrows[:max_arrows]), len(arrows)
+
+
+def _loop_paths(sched: Schedule) -> dict[str, tuple[str, ...]]:
+    """Loop -> the loops from the outermost down to it."""
+    out: dict[str, tuple[str, ...]] = {}
+
+    def go(nodes: Sequence[SNode], prefix: tuple[str, ...]) -> None:
+        for n in nodes:
+            if isinstance(n, SLoop):
+                out[n.name] = (*prefix, n.name)
+                go(n.body, (*prefix, n.name))
+
+    go(sched.nodes, ())
+    return out
 
 
 def _pairs(rel: isl.UnionMap) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -540,6 +583,8 @@ def draw(
                     mutation_scale=9 if a.violated else 7,
                     color=VIOLATED if a.violated else KEPT,
                     linewidth=1.5 if a.violated else 0.7,
+                    # carried by a parallel loop (but in order): dashed
+                    linestyle="-" if a.reversed or not a.violated else "--",
                     alpha=1.0 if a.violated else 0.75,
                     shrinkA=4,
                     shrinkB=4,
@@ -550,14 +595,20 @@ def draw(
                 )
             )
         bad = sum(a.violated for a in data.arrows)
+        flipped = sum(a.reversed for a in data.arrows)
         handles.append(
             Line2D([], [], color=KEPT, linewidth=0.9, marker=">", markersize=5,
                    label=f"dependence kept ({len(data.arrows) - bad})")
         )  # fmt: skip
         handles.append(
             Line2D([], [], color=VIOLATED, linewidth=1.5, marker=">", markersize=6,
-                   label=f"dependence violated: sink runs first ({bad})")
+                   label=f"dependence violated: sink runs first ({flipped})")
         )  # fmt: skip
+        if bad > flipped:
+            handles.append(
+                Line2D([], [], color=VIOLATED, linewidth=1.5, linestyle="--",
+                       label=f"violated: carried by a parallel loop ({bad - flipped})")
+            )  # fmt: skip
     if order and scatter is not None:
         bar = ax.figure.colorbar(scatter, ax=ax, shrink=0.9, pad=0.02)
         bar.set_label("execution order (instance number)")

@@ -204,3 +204,21 @@ def test_figures_display_as_png_in_ipython(monkeypatch: pytest.MonkeyPatch) -> N
     fig = plot_domain(_jacobi(), deps=False)
     data = png(fig)
     assert isinstance(data, bytes) and data.startswith(b"\x89PNG")
+
+
+def test_arrows_carried_by_a_parallel_loop_are_red() -> None:
+    # gemm reordered to k, j, i with k parallel: k carries every C[i][j] update (k -> k+1,
+    # no loop around k): all 42 RAW arrows of the j = 2 slice are violations, dashed (in
+    # order, but run apart). With i parallel instead (original order), the arrows link
+    # instances of one i: none is carried by i, none red.
+    fn = pk.load(LEGALITY / "gemm.mlir")["gemm"]
+    sched = pk.Schedule.from_function(fn, recipe=False)
+    bad = sched.reorder(["k", "j", "i"]).parallel("k", force=True)
+    ax = plot_domain(bad, dims=("k", "i"), fix={"j": 2}, kinds=("RAW",)).axes[0]
+    assert _arrows(ax) == (42, 42)
+    assert {a.get_linestyle() for a in _patches(ax, "dep-violated")} == {"--"}
+    data = domain_slice(bad, dims=("k", "i"), fix={"j": 2}, kinds=("RAW",))
+    assert {a.parallel for a in data.arrows} == {"k"} and not any(a.reversed for a in data.arrows)
+    good = sched.parallel("i")
+    ax = plot_domain(good, dims=("k", "i"), fix={"j": 2}, kinds=("RAW",)).axes[0]
+    assert _arrows(ax) == (42, 0)

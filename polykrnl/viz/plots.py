@@ -9,7 +9,11 @@
   numbered in the order they start running;
 * the dependences between instances of the slice (from
   :mod:`polykrnl.transforms.dependences`) as arrows from source to sink: red
-  when the schedule runs the sink first, gray otherwise.
+  when the schedule runs the sink first, red and dashed when a parallel loop
+  carries it (runs source and sink in different iterations inside the same
+  iterations of the loops around it), gray otherwise. Memory-based WAR/WAW
+  dependences link every pair of accesses to an element: ``kinds=("RAW",)``
+  keeps the flow dependences only.
 
 ``dims=(horizontal, vertical)`` names the two original induction variables of
 the slice (default: the inner one horizontal, the outer one vertical, so that

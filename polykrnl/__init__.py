@@ -22,6 +22,8 @@ from polykrnl.model.ir import Function, Module
 from polykrnl.model.parser import load, parse
 from polykrnl.model.poly import PolyProgram, poly_program
 from polykrnl.model.verifier import verify
+from polykrnl.tiles.kernel import PtoKernel
+from polykrnl.tiles.kernel import register as _register_pto
 from polykrnl.transforms.legality import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
 from polykrnl.transforms.recipe import check, schedule
@@ -45,6 +47,7 @@ __all__ = [
     "PolyProgram",
     "PolykrnlError",
     "PtoError",
+    "PtoKernel",
     "Schedule",
     "ScheduleError",
     "TileConstraintError",
@@ -64,3 +67,4 @@ __all__ = [
 ]
 
 _register_numpy()
+_register_pto()

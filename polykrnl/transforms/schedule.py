@@ -174,6 +174,8 @@ class Kernel(Protocol):
 # Code generators come after transforms in the pipeline: the codegen package
 # registers its NumPy backend here when it is imported (by `import polykrnl`).
 NUMPY_BACKEND: list[Callable[[Schedule, bool, bool, bool], Kernel]] = []
+# The PTO backend (polykrnl.tiles) registers itself the same way.
+PTO_BACKEND: list[Callable[..., Any]] = []
 
 
 @dataclass(frozen=True, eq=False)
@@ -853,6 +855,15 @@ class Schedule:
     @cached_property
     def _numpy_kernels(self) -> dict[tuple[bool, bool, bool], Kernel]:
         return {}
+
+    def to_pto(self, arch: str = "a2a3", *, params: Mapping[str, int] | None = None) -> Any:
+        """This schedule as a PTO tile kernel (C++ for Ascend, tmp sizes, NumPy simulation):
+        a PtoKernel (polykrnl.tiles.kernel). `arch` is "a2a3" or "a5"; `params` fixes problem
+        sizes that static tile shapes need (a loop that is not blocked over a symbolic range).
+        Raises PtoError naming the statement when no PTO pattern matches."""
+        if not PTO_BACKEND:
+            import polykrnl  # noqa: F401  (the package registers its code generators)
+        return PTO_BACKEND[0](self, arch, params)
 
     def to_krnl(self) -> str:
         """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""

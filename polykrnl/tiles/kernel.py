@@ -1,0 +1,183 @@
+"""PtoKernel: the PTO tile kernel of a schedule, as C++ and as its NumPy simulation.
+
+``sched.to_pto(arch="a2a3")`` lowers the schedule (:mod:`polykrnl.tiles.lower`)
+and wraps the tile program:
+
+- ``.source``: the complete C++ kernel; ``.harness(**sizes)``: the same with a
+  ``main`` for pto-isa's CPU simulator (one raw file per memref argument);
+- ``.tiles``: the declared tiles (type, buffer offset);
+- ``.tmp_sizes``: tmp tile -> bytes it needs, a sympy expression of the problem
+  sizes (the maximum over the tiles); ``.tmp_bytes(**sizes)`` the numbers;
+- ``.simulate(**arrays_and_sizes)``: runs the instruction list the C++ prints on
+  NumPy arrays with the documented semantics, updating them in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import sympy  # type: ignore[import-untyped]
+
+from polykrnl import display
+from polykrnl.errors import ArgumentError
+from polykrnl.tiles.cpp import harness, to_cpp
+from polykrnl.tiles.lower import Lowered, lower
+from polykrnl.tiles.program import Program, TileDecl
+from polykrnl.tiles.sim import simulate
+from polykrnl.transforms.schedule import Schedule
+
+__all__ = ["PtoKernel", "register", "to_pto"]
+
+
+@dataclass(frozen=True, eq=False)
+class PtoKernel:
+    """A PTO kernel of a schedule (see the module docstring)."""
+
+    schedule: Schedule
+    lowered: Lowered = field(repr=False)
+
+    @property
+    def program(self) -> Program:
+        return self.lowered.program
+
+    @property
+    def arch(self) -> str:
+        return self.program.arch.name
+
+    @cached_property
+    def source(self) -> str:
+        return to_cpp(self.program)
+
+    @property
+    def tiles(self) -> tuple[TileDecl, ...]:
+        return self.program.tiles
+
+    @property
+    def tmp_sizes(self) -> dict[str, sympy.Expr]:
+        """tmp tile -> bytes it needs (sympy, in the problem sizes; max over the tiles)."""
+        return {name: size.expr for name, size in self.lowered.tmp_sizes.items()}
+
+    @property
+    def params(self) -> dict[str, str]:
+        """Problem size -> where it comes from (an index argument, or `A.0` for a dimension)."""
+        return dict(self.lowered.param_sources)
+
+    def tmp_bytes(self, **sizes: int) -> dict[str, int]:
+        """The bytes each tmp tile needs for the given problem sizes (e.g. ``N=40``)."""
+        out: dict[str, int] = {}
+        for name, size in self.lowered.tmp_sizes.items():
+            missing = [p for p in size.params if p not in sizes]
+            if missing:
+                raise ArgumentError(
+                    f"tmp_bytes of {self.program.name}: no value for {', '.join(missing)}",
+                    hint="give every size the formula uses, e.g. "
+                    + ", ".join(f"{p}=64" for p in missing),
+                )
+            out[name] = size.evaluate(**{p: sizes[p] for p in size.params})
+        return out
+
+    def sizes_of(self, values: Mapping[str, Any]) -> dict[str, int]:
+        """The problem sizes for the given arguments (index arguments and array shapes)."""
+        out: dict[str, int] = {}
+        for p, src in self.lowered.param_sources.items():
+            if "." in src:
+                arg, dim = src.rsplit(".", 1)
+                array = values.get(arg)
+                if not isinstance(array, np.ndarray):
+                    raise ArgumentError(
+                        f"{self.program.name}: argument {arg} is missing or not an array",
+                        hint=f"pass {arg}=numpy array",
+                    )
+                out[p] = int(array.shape[int(dim)])
+            else:
+                if src not in values:
+                    raise ArgumentError(
+                        f"{self.program.name}: no value for the size {src}",
+                        hint=f"pass {src}=<int>",
+                    )
+                out[p] = int(values[src])
+        return out
+
+    def harness(self, **sizes: int) -> str:
+        """The C++ kernel with a ``main`` for the CPU simulator, sizes fixed (``N=40``)."""
+        params = {p: sizes[src] for p, src in self.lowered.param_sources.items() if src in sizes}
+        return harness(self.program, params)
+
+    def simulate(self, **arrays_and_sizes: Any) -> None:
+        """Run the kernel's instructions on NumPy arrays (updated in place), with the
+        documented PTO semantics; sizes come from index arguments and array shapes."""
+        sizes = self.sizes_of(arrays_and_sizes)
+        arrays: dict[str, np.ndarray[Any, Any]] = {}
+        for t in self.program.tensors:
+            a = arrays_and_sizes.get(t.name)
+            if not isinstance(a, np.ndarray):
+                raise ArgumentError(
+                    f"{self.program.name}: argument {t.name} is missing or not an array",
+                    hint=f"pass {t.name}=numpy array of {t.dtype}",
+                )
+            if a.dtype != t.dtype.np_dtype or not a.flags.c_contiguous:
+                raise ArgumentError(
+                    f"{self.program.name}: {t.name} is a {a.dtype} array "
+                    f"({'C-contiguous' if a.flags.c_contiguous else 'not contiguous'}); the "
+                    f"kernel takes contiguous {t.dtype.np_dtype}",
+                    hint=f"pass np.ascontiguousarray({t.name}, dtype=np.{t.dtype.np_dtype})",
+                )
+            arrays[t.name] = a
+        simulate(self.program, arrays, sizes)
+
+    def __repr__(self) -> str:
+        return (
+            f"<PtoKernel @{self.program.name} for {self.arch}: {len(self.tiles)} tiles, "
+            f"{len(self.lowered.tmp_sizes)} tmp>"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for t in self.tiles:
+            tt = t.type
+            valid = f"{_dim(tt.valid_row)} x {_dim(tt.valid_col)}"
+            rows.append(
+                (t.name, tt.cpp, f"{tt.rows} x {tt.cols}", valid, t.buffer.name, t.offset, tt.bytes)
+            )
+        tmp_rows = []
+        for name, size in self.lowered.tmp_sizes.items():
+            tex = display.Html(f"\\({sympy.latex(size.expr)}\\)")
+            tmp_rows.append((name, tex, "exact" if size.exact else "upper bound"))
+        body = display.section(
+            "tiles",
+            display.html_table(
+                ("tile", "type", "shape", "valid", "buffer", "offset", "bytes"), rows
+            ),
+        )
+        if tmp_rows:
+            body += display.section(
+                "tmp sizes (bytes, max over the tiles)",
+                display.html_table(("tmp", "bytes", ""), tmp_rows),
+            )
+        body += display.section("C++", display.highlight(self.source, "cpp"))
+        return display.display_box(
+            "pto-kernel", f"PtoKernel @{self.program.name} ({self.program.arch.title})", body
+        )
+
+
+def _dim(v: int | None) -> str:
+    return "dynamic" if v is None else str(v)
+
+
+def to_pto(
+    sched: Schedule, arch: str = "a2a3", params: Mapping[str, int] | None = None
+) -> PtoKernel:
+    """The PTO kernel of a schedule for `arch` ("a2a3" or "a5"); `params` fixes sizes the
+    static tile shapes need (a loop that is not blocked over a symbolic range)."""
+    return PtoKernel(sched, lower(sched, arch, params))
+
+
+def register() -> None:
+    """Make Schedule.to_pto() use this backend (done when polykrnl is imported)."""
+    from polykrnl.transforms.schedule import PTO_BACKEND
+
+    PTO_BACKEND[:] = [to_pto]

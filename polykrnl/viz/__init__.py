@@ -4,5 +4,6 @@ The last stage of the pipeline: it may import every other one, none imports it.
 """
 
 from polykrnl.viz.plots import domain_slice, plot_domain, plot_transformation
+from polykrnl.viz.pto import plot_tiles, tile_windows
 
-__all__ = ["domain_slice", "plot_domain", "plot_transformation"]
+__all__ = ["domain_slice", "plot_domain", "plot_tiles", "plot_transformation", "tile_windows"]

@@ -1,0 +1,185 @@
+"""The tile grid of a PTO kernel: which window of a tensor each tile loads or stores.
+
+``tile_windows(kernel, tensor, **sizes)`` lists the windows (data, no matplotlib);
+``plot_tiles(kernel, tensor=None, **sizes)`` draws them over the tensor: each tile's
+static shape as a dashed box, its valid region filled (partial tiles at the edges
+in another colour), numbered in the order the kernel visits them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from polykrnl.errors import ArgumentError
+from polykrnl.tiles.kernel import PtoKernel
+from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid, eval_expr
+from polykrnl.viz.plots import _matplotlib
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["TileWindow", "plot_tiles", "tile_windows"]
+
+
+@dataclass(frozen=True)
+class TileWindow:
+    """One window of the tensor that one TLOAD or TSTORE moves (element coordinates)."""
+
+    order: int  # visiting order, from 1
+    row: int
+    col: int
+    rows: int  # valid rows (the window's shape)
+    cols: int
+    tile_rows: int  # the tile's static shape
+    tile_cols: int
+    op: str  # TLOAD or TSTORE
+
+    @property
+    def partial(self) -> bool:
+        return self.rows < self.tile_rows or self.cols < self.tile_cols
+
+
+def tile_windows(kernel: PtoKernel, tensor: str | None = None, **sizes: int) -> list[TileWindow]:
+    """The windows of `tensor` (default: the first tensor the kernel loads) that the
+    kernel's TLOADs and TSTOREs move, for the given problem sizes, in execution order
+    (a window moved twice counts once)."""
+    prog = kernel.program
+    names = [t.name for t in prog.tensors]
+    if tensor is None:
+        tensor = _first_tensor(kernel)
+    if tensor not in names:
+        raise ArgumentError(
+            f"{prog.name} has no tensor {tensor!r}", hint=f"one of {', '.join(names)}"
+        )
+    env0 = _env(kernel, sizes)
+    missing = [src for p, src in kernel.params.items() if p not in env0]
+    if missing:
+        raise ArgumentError(
+            f"plot_tiles of {prog.name}: no value for {', '.join(missing)}",
+            hint="give every size, e.g. " + ", ".join(f"{m.replace('.', '_')}=" for m in missing),
+        )
+    shapes = {t.name: (t.type.rows, t.type.cols) for t in prog.tiles}
+    out: list[TileWindow] = []
+    seen: set[tuple[int, int, int, int]] = set()
+    for item, env in _run(prog.body, env0):
+        if not isinstance(item, Instr) or item.op not in ("TLOAD", "TSTORE"):
+            continue
+        view, tile = (item.srcs[0], item.dst) if item.op == "TLOAD" else (item.dst, item.srcs[0])
+        if not isinstance(view, GlobalView) or view.tensor != tensor or not isinstance(tile, str):
+            continue
+        offset = eval_expr(view.offset, env)
+        stride = max(1, eval_expr(view.row_stride, env))
+        row, col = divmod(offset, stride)
+        key = (row, col, eval_expr(view.rows, env), eval_expr(view.cols, env))
+        if key in seen:
+            continue
+        seen.add(key)
+        tr, tc = shapes[tile]
+        out.append(TileWindow(len(out) + 1, row, col, key[2], key[3], tr, tc, item.op))
+    return out
+
+
+def _env(kernel: PtoKernel, sizes: Mapping[str, int]) -> dict[str, int]:
+    """Problem sizes by parameter: `N=..`, and a memref dimension as `A.0` or `A_0`."""
+    out: dict[str, int] = {}
+    for p, src in kernel.params.items():
+        for key in (src, src.replace(".", "_")):
+            if key in sizes:
+                out[p] = sizes[key]
+    return out
+
+
+def _walk(items: Sequence[Item]) -> Iterator[Item]:
+    for it in items:
+        yield it
+        if isinstance(it, Loop):
+            yield from _walk(it.body)
+
+
+def _run(items: Sequence[Item], env: Mapping[str, int]) -> Iterator[tuple[Item, dict[str, int]]]:
+    """The items in execution order with the loop values they run with."""
+    for it in items:
+        if isinstance(it, Loop):
+            start, stop, step = (eval_expr(e, env) for e in (it.start, it.stop, it.step))
+            for v in range(start, stop, step):
+                yield from _run(it.body, {**env, it.var: v})
+        elif not isinstance(it, SetValid):
+            yield it, dict(env)
+
+
+def plot_tiles(
+    kernel: PtoKernel,
+    tensor: str | None = None,
+    *,
+    ax: Any = None,
+    title: str | None = None,
+    **sizes: int,
+) -> Figure:
+    """The tile grid of `tensor` for the given sizes (see the module docstring)."""
+    _matplotlib()
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    windows = tile_windows(kernel, tensor, **sizes)
+    t = tensor if tensor is not None else _first_tensor(kernel)
+    shape = _tensor_shape(kernel, t, sizes)
+    if ax is None:
+        width = max([shape[1], *(w.col + w.tile_cols for w in windows)])
+        height = max([shape[0], *(w.row + w.tile_rows for w in windows)])
+        fig = Figure(figsize=(6.0, 1.2 + 5.0 * height / max(width, 1)), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.get_figure(root=True)
+    ax.add_patch(Rectangle((0, 0), shape[1], shape[0], fill=False, lw=1.5, ec="black"))
+    for w in windows:
+        colour = "#f4a261" if w.partial else "#8ecae6"
+        ax.add_patch(
+            Rectangle(
+                (w.col, w.row), w.tile_cols, w.tile_rows, fill=False, ls="--", lw=0.8, ec="#555"
+            )
+        )
+        ax.add_patch(
+            Rectangle((w.col, w.row), w.cols, w.rows, alpha=0.6, fc=colour, ec="#1d3557", lw=0.8)
+        )
+        ax.text(
+            w.col + w.cols / 2,
+            w.row + w.rows / 2,
+            str(w.order),
+            ha="center",
+            va="center",
+            fontsize=8,
+        )
+    n_partial = sum(w.partial for w in windows)
+    ax.set_xlim(-0.5, max(shape[1], max((w.col + w.tile_cols for w in windows), default=0)) + 0.5)
+    ax.set_ylim(max(shape[0], max((w.row + w.tile_rows for w in windows), default=0)) + 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.set_xlabel("column")
+    ax.set_ylabel("row")
+    ax.set_title(
+        title
+        or f"{kernel.program.name}: {t} {shape[0]}x{shape[1]}, {len(windows)} tiles "
+        f"({n_partial} partial; dashed: tile shape, filled: valid region)",
+        fontsize=9,
+    )
+    return fig
+
+
+def _first_tensor(kernel: PtoKernel) -> str:
+    """The first tensor the kernel loads (the one tile_windows shows by default)."""
+    for it in _walk(kernel.program.body):
+        if isinstance(it, Instr):
+            for v in it.srcs:
+                if isinstance(v, GlobalView):
+                    return v.tensor
+    return kernel.program.tensors[0].name
+
+
+def _tensor_shape(kernel: PtoKernel, tensor: str, sizes: Mapping[str, int]) -> tuple[int, int]:
+    env = _env(kernel, sizes)
+    tp = next(x for x in kernel.program.tensors if x.name == tensor)
+    dims = [eval_expr(d, env) for d in tp.shape]
+    if len(dims) == 1:
+        return dims[0], 1
+    return dims[-2], dims[-1]

@@ -136,6 +136,10 @@ class PtoKernel:
         )
 
     def _repr_html_(self) -> str:
+        return self.html()
+
+    def html(self, **sizes: int) -> str:
+        """The HTML display; with the problem sizes (``N=40``), the tmp sizes as numbers too."""
         rows = []
         for t in self.tiles:
             tt = t.type
@@ -143,10 +147,20 @@ class PtoKernel:
             rows.append(
                 (t.name, tt.cpp, f"{tt.rows} x {tt.cols}", valid, t.buffer.name, t.offset, tt.bytes)
             )
+        numbers = self.tmp_bytes(**sizes) if sizes else {}
         tmp_rows = []
         for name, size in self.lowered.tmp_sizes.items():
             tex = display.Html(f"\\({sympy.latex(size.expr)}\\)")
-            tmp_rows.append((name, tex, "exact" if size.exact else "upper bound"))
+            declared = next(t.type.bytes for t in self.tiles if t.name == name)
+            tmp_rows.append(
+                (
+                    name,
+                    tex,
+                    numbers.get(name, "-"),
+                    declared,
+                    "exact" if size.exact else "upper bound",
+                )
+            )
         body = display.section(
             "tiles",
             display.html_table(
@@ -154,9 +168,10 @@ class PtoKernel:
             ),
         )
         if tmp_rows:
+            at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "give sizes: kernel.html(N=..)"
             body += display.section(
-                "tmp sizes (bytes, max over the tiles)",
-                display.html_table(("tmp", "bytes", ""), tmp_rows),
+                "tmp sizes: bytes needed (max over the tiles)",
+                display.html_table(("tmp", "formula", f"bytes at {at}", "declared", ""), tmp_rows),
             )
         body += display.section("C++", display.highlight(self.source, "cpp"))
         return display.display_box(

@@ -338,12 +338,18 @@ def _nest(b: _Builder, node: SNode) -> list[Item]:
         raise _fail(sched.statements[node.name], "a statement outside every loop")
     tile_loops: list[LoopInfo] = []
     inner: SNode = node
-    while isinstance(inner, SLoop) and sched.loop(inner.name).kind == "tile":
-        tile_loops.append(sched.loop(inner.name))
-        if len(inner.body) != 1:
-            s = _first_statement(sched, inner)
-            raise _fail(s, f"tile loop {inner.name} holds more than one nest or statement")
-        inner = inner.body[0]
+    while isinstance(inner, SLoop) and (
+        sched.loop(inner.name).kind == "tile" or sched.loop(inner.name).trivial
+    ):
+        if not sched.loop(inner.name).trivial:
+            tile_loops.append(sched.loop(inner.name))
+        body = [x for x in inner.body if not _empty(sched, x)]
+        if len(body) != 1:
+            # Statements at tile level (tile-buffer copies): the body of the innermost
+            # tile loop is the tile's work.
+            inner = SLoop(inner.name, tuple(body))
+            break
+        inner = body[0]
     values: dict[str, sympy.Expr] = {}
     axes: dict[str, _Axis] = {}
     for info in tile_loops:
@@ -357,7 +363,11 @@ def _nest(b: _Builder, node: SNode) -> list[Item]:
         axes[info.origin] = _Axis(
             info.origin, var, sympy.Min(info.tile_size, ub - var), info.tile_size, info
         )
-    point_nodes = (inner,)
+    point_nodes: tuple[SNode, ...] = (inner,)
+    if isinstance(inner, SLoop) and (
+        sched.loop(inner.name).kind == "tile" or sched.loop(inner.name).trivial
+    ):
+        point_nodes = inner.body
     order = _point_origins(sched, point_nodes)
     for origin in order:
         if origin in axes:
@@ -384,14 +394,16 @@ def _nest(b: _Builder, node: SNode) -> list[Item]:
             )
         axes[origin] = _Axis(origin, lb, ub - lb, size, None)
     for origin in axes:
-        if origin not in order:
+        if order and origin not in order:
             raise _fail(
                 _first_statement(sched, node), f"tile loop of {origin} has no point loop inside"
             )
     stmts = _statements_in(point_nodes)
     statements = [sched.statements[n] for n in stmts]
     _check_distribution(b, point_nodes, statements)
-    if any(_matmul_form(b, x) is not None for x in statements):
+    if not order:
+        items = _buffers(b, values, statements)
+    elif any(_matmul_form(b, x) is not None for x in statements):
         items = _matmul(b, axes, order, statements)
     else:
         items = _tilewise(b, axes, order, statements)
@@ -418,11 +430,21 @@ def _statements_in(nodes: Sequence[SNode]) -> list[str]:
     return out
 
 
+def _empty(sched: Schedule, node: SNode) -> bool:
+    """A loop with no statement inside (Krnl's unused point handles)."""
+    return isinstance(node, SLoop) and not _statements_in((node,))
+
+
 def _point_origins(sched: Schedule, nodes: Sequence[SNode]) -> list[str]:
-    """The original loops of the point loops, outermost first (first seen first)."""
+    """The original loops of the point loops, outermost first (first seen first); trivial
+    loops (one iteration, unused point handles) do not count."""
     out: list[str] = []
     for n in nodes:
-        if isinstance(n, SLoop):
+        if isinstance(n, SLoop) and sched.loop(n.name).trivial:
+            for x in _point_origins(sched, n.body):
+                if x not in out:
+                    out.append(x)
+        elif isinstance(n, SLoop):
             o = sched.loop(n.name).origin
             if o not in out:
                 out.append(o)
@@ -1070,6 +1092,182 @@ def _zero_store(b: _Builder, s: Statement, c_name: str, i: str, j: str) -> bool:
     return _constant(anchor.operands[0]) == 0
 
 
+# ------------------------------------------------------------------ tile buffers
+
+
+def _buffers(
+    b: _Builder, values: Mapping[str, sympy.Expr], statements: list[Statement]
+) -> list[Item]:
+    """Statements at tile level that move whole tile buffers (onnx-mlir's tiled copies):
+    ``memref.alloca`` a buffer, ``krnl.copy_to_tile_buffer`` (TLOAD of the part inside the
+    source, then TFILLPAD with the pad value; ``transpose`` through TTRANS),
+    ``krnl.copy_from_tile_buffer`` (TSTORE of the part inside the destination)."""
+    items: list[Item] = []
+    tiles: dict[SSAValue, str] = {}  # buffer value -> its tile (padded, full valid shape)
+    for s in statements:
+        op = s.anchor
+        if op.name in ("memref.alloca", "memref.alloc"):
+            t = op.results[0].type
+            assert isinstance(t, MemRefType)
+            shape = t.get_shape()
+            if len(shape) != 2 or min(shape) < 1:
+                raise _fail(s, f"a tile buffer of shape {shape} (PTO tiles are 2-D and static)")
+            dt = dtype(str(t.element_type))
+            cols = _round_up(shape[1], ALIGN_BYTES // dt.size)
+            tiles[op.results[0]] = b.tile(
+                "buf", TileType(Loc.Vec, dt, shape[0], cols, BLayout.RowMajor, None, None), "tile"
+            )
+        elif isinstance(op, k.CopyToTileBufferOp):
+            items += _copy_to(b, s, op, values, tiles)
+        elif isinstance(op, k.CopyFromTileBufferOp):
+            buf = tiles.get(op.buffer)
+            tensor = b.tensor_of_value.get(op.dest)
+            if buf is None or tensor is None:
+                raise _fail(
+                    s, "a copy from a buffer this nest did not fill, or into a local buffer"
+                )
+            starts = [_index_value(b, s, v, values) for v in op.starts]
+            tp = b.tensors[tensor]
+            buf_type = next(x.type for x in b.tiles if x.name == buf)
+            tile = _ints(op.tileSize) or [buf_type.rows, _buffer_cols(s, op.buffer)]
+            w = [sympy.Min(tile[d], tp.shape[d] - starts[d]) for d in range(2)]
+            items.append(SetValid(buf, w[0], w[1]))
+            items.append(
+                Instr(
+                    "TSTORE",
+                    GlobalView.of(tp, starts[0], starts[1], w[0], w[1]),
+                    (buf,),
+                    comment=f"{s.name}: copy_from_tile_buffer into {tensor}",
+                )
+            )
+        else:
+            raise _fail(s, f"{op.name} at tile level has no PTO pattern")
+    return items
+
+
+def _buffer_cols(s: Statement, buf: SSAValue) -> int:
+    t = buf.type
+    assert isinstance(t, MemRefType)
+    return t.get_shape()[1]
+
+
+def _ints(attr: Any) -> list[int] | None:
+    if attr is None:
+        return None
+    return [int(x.value.data) for x in attr.data]
+
+
+def _index_value(
+    b: _Builder, s: Statement, v: SSAValue, values: Mapping[str, sympy.Expr]
+) -> sympy.Expr:
+    """A start index of a copy: a constant, or the value of a tile loop."""
+    c = _constant(v)
+    if c is not None:
+        return sympy.Integer(int(c))
+    if isinstance(v, OpResult) and isinstance(v.op, k.GetInductionVarValueOp):
+        program = b.sched.program
+        for h, r in zip(v.op.loops, v.op.results, strict=True):
+            if r is v:
+                name = program.handle_names.get(h)
+                if name is not None and name in b.sched.loop_names():
+                    vid = b.sched.loop(name).vid
+                    if vid in values:
+                        return values[vid]
+    raise _fail(s, "a copy whose start is not a constant or a tile loop's value")
+
+
+_PADS = {0.0: "Zero", float("inf"): "Max", float("-inf"): "Min"}
+
+
+def _copy_to(
+    b: _Builder,
+    s: Statement,
+    op: k.CopyToTileBufferOp,
+    values: Mapping[str, sympy.Expr],
+    tiles: dict[SSAValue, str],
+) -> list[Item]:
+    from polykrnl.tiles.types import PadValue
+
+    buf = tiles.get(op.buffer)
+    tensor = b.tensor_of_value.get(op.source)
+    if buf is None or tensor is None:
+        raise _fail(s, "a copy into a buffer allocated elsewhere, or from a local buffer")
+    tp = b.tensors[tensor]
+    if len(tp.shape) != 2:
+        raise _fail(s, f"a copy from the {len(tp.shape)}-D {tensor} (PTO windows are 2-D)")
+    pad = _constant(op.padValue)
+    kind = _PADS.get(float(pad)) if pad is not None else None
+    if kind is None:
+        raise _fail(
+            s,
+            f"pad value {pad}: a PTO tile pads with 0, the type's maximum or its minimum",
+            hint="pad with 0.0 (or +-inf)",
+        )
+    if _ints(op.padToNext) is not None:
+        raise _fail(s, "padToNext (TFILLPAD pads the whole tile)", hint="drop padToNext")
+    starts = [_index_value(b, s, v, values) for v in op.starts]
+    decl = next(x for x in b.tiles if x.name == buf)
+    tile = _ints(op.tileSize) or [decl.type.rows, _buffer_cols(s, op.buffer)]
+    transpose = op.transpose is not None and op.transpose.value.data
+    src_dims = [1, 0] if transpose else [0, 1]
+    read = [sympy.Min(tile[d], tp.shape[src_dims[d]] - starts[src_dims[d]]) for d in range(2)]
+    dt = decl.type.dtype
+    raw_type = TileType(Loc.Vec, dt, decl.type.rows, decl.type.cols, BLayout.RowMajor, None, None)
+    raw = b.tile("raw", raw_type, "tile")
+    # The buffer pads: its type carries the pad value (TFILLPAD fills outside the source's
+    # valid region with it).
+    for x in b.tiles:
+        if x.name == buf:
+            x.type = TileType(
+                Loc.Vec,
+                dt,
+                decl.type.rows,
+                decl.type.cols,
+                BLayout.RowMajor,
+                None,
+                None,
+                pad=PadValue[kind],
+            )
+    note = f"{s.name}: copy_to_tile_buffer from {tensor}"
+    items: list[Item] = [SetValid(buf, tile[0], tile[1])]
+    if not transpose:
+        items += [
+            SetValid(raw, read[0], read[1]),
+            Instr(
+                "TLOAD",
+                raw,
+                (GlobalView.of(tp, starts[0], starts[1], read[0], read[1]),),
+                comment=note,
+            ),
+        ]
+    else:
+        per_block = ALIGN_BYTES // dt.size
+        src_type = TileType(
+            Loc.Vec, dt, tile[1], _round_up(tile[0], per_block), BLayout.RowMajor, None, None
+        )
+        src = b.tile("raw_t", src_type, "tile")
+        tmp_type = tmp_rules.tmp_tile(
+            "TTRANS", b.arch, dtype=dt, valid_row=tile[1], valid_col=tile[0]
+        )
+        tmp = b.tile("ttrans_tmp", tmp_type, "tmp")
+        b.tmp_needs[tmp] = ("TTRANS", dt, s, "", "")
+        b.tmp_static[tmp] = (tile[1], tile[0])
+        items += [
+            SetValid(src, read[1], read[0]),
+            # Starts are in the source's dimension order; buffer dim d reads source dim 1 - d.
+            Instr(
+                "TLOAD",
+                src,
+                (GlobalView.of(tp, starts[0], starts[1], read[1], read[0]),),
+                comment=note,
+            ),
+            SetValid(raw, read[0], read[1]),
+            Instr("TTRANS", raw, (src,), tmp=tmp, comment=f"{s.name}: transpose"),
+        ]
+    items.append(Instr("TFILLPAD", buf, (raw,), comment=f"{s.name}: pad with {pad}"))
+    return items
+
+
 # ------------------------------------------------------------------ tmp sizes
 
 
@@ -1079,6 +1277,12 @@ def _tmp_sizes(b: _Builder) -> dict[str, symbolic.SymbolicSize]:
     out: dict[str, symbolic.SymbolicSize] = {}
     sizes_static = b.tmp_static
     for name, (instr, dt, s, row, col) in b.tmp_needs.items():
+        if not row:
+            # A tile-buffer copy: the buffer's static shape bounds every tile's need.
+            rows, cols = b.tmp_static[name]
+            e = tmp_rules.tmp_bytes(instr, b.arch, dtype=dt, valid_row=rows, valid_col=cols)
+            out[name] = symbolic.SymbolicSize(sympy.Integer(int(e)), (), exact=False)
+            continue
         extents = symbolic.tile_extents(b.sched, s)
         vr, vc = (
             sympy.Symbol("valid_row", integer=True, positive=True),

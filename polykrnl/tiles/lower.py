@@ -238,7 +238,6 @@ def lower(
     tensors: dict[str, TensorParam] = {}
     tensor_of_value: dict[SSAValue, str] = {}
     sources: dict[str, str] = {}
-    by_value = {p: v for v, p in program.symbols.items()}
     block_args = fn.op.body.block.args
     for argument, value in zip(fn.arguments, block_args, strict=True):
         if isinstance(argument.type, MemRefType):
@@ -268,7 +267,7 @@ def lower(
                 ) from e
             tensors[argument.name] = TensorParam(argument.name, dt, shape)
             tensor_of_value[value] = argument.name
-        elif by_value.get(program.symbols.get(value, "")) is not None or value in program.symbols:
+        elif value in program.symbols:
             sources[program.symbols[value]] = argument.name
         else:
             raise PtoError(
@@ -491,7 +490,7 @@ def _check_distribution(b: _Builder, nodes: Sequence[SNode], statements: list[St
         own = [(src, snk, red) for src, snk, red in lv.pairs if src in names or snk in names]
         if lv.status == "reduction" and all(src == snk and red for src, snk, red in own):
             continue
-        s = next((x for x in statements if any(n in x.loops for _ in [0])), statements[0])
+        s = next((x for x in statements if n in x.loops), statements[0])
         raise _fail(
             s,
             f"loop {n} carries a dependence ({lv.why_not_vectorizable or lv.status}): the tile "

@@ -454,15 +454,9 @@ def _point_origins(sched: Schedule, nodes: Sequence[SNode]) -> list[str]:
 
 
 def _loop_of_origin(sched: Schedule, nodes: Sequence[SNode], origin: str) -> LoopInfo:
-    for n in nodes:
-        if isinstance(n, SLoop):
-            info = sched.loop(n.name)
-            if info.origin == origin:
-                return info
-            found = _find(sched, n.body, origin)
-            if found is not None:
-                return found
-    raise AssertionError(origin)
+    found = _find(sched, nodes, origin)
+    assert found is not None, origin
+    return found
 
 
 def _find(sched: Schedule, nodes: Sequence[SNode], origin: str) -> LoopInfo | None:

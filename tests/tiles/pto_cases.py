@@ -1,0 +1,101 @@
+"""Inputs for the Krnl kernels of krnl/pto_kernels.mlir and krnl/pto_buffers.mlir, shared by
+the PTO end-to-end tests (simulate vs pk.run_reference) and the optional CPU-simulator test.
+
+Each case names a function, its sizes (chosen with partial tiles at the edges, or below one
+tile) and how to make random inputs; `sizes(args)` gives the keyword sizes PtoKernel takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import polykrnl as pk
+
+HERE = Path(__file__).parent
+KERNELS = pk.load(HERE / "krnl" / "pto_kernels.mlir")
+BUFFERS = pk.load(HERE / "krnl" / "pto_buffers.mlir")
+Array = np.ndarray[Any, Any]
+
+
+@dataclass(frozen=True)
+class PtoCase:
+    name: str  # an id
+    function: str
+    module: str  # "kernels" or "buffers"
+    make: Callable[[np.random.Generator], dict[str, Any]]
+    # Elements of rounding allowed against the reference (0: bit for bit): exp, sums and
+    # matmul products are computed in another order or precision by the tile ops.
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def fn(self) -> pk.Function:
+        return (KERNELS if self.module == "kernels" else BUFFERS)[self.function]
+
+
+def _u(rng: np.random.Generator, *shape: int, dt: Any = np.float32) -> Array:
+    return rng.uniform(-1, 1, shape).astype(dt)
+
+
+def _transpose(n: int, m: int, dt: Any) -> Callable[[np.random.Generator], dict[str, Any]]:
+    return lambda r: {"N": n, "M": m, "A": _u(r, n, m, dt=dt), "B": np.zeros((m, n), dt)}
+
+
+def _elementwise(n: int, m: int) -> Callable[[np.random.Generator], dict[str, Any]]:
+    return lambda r: {
+        "N": n, "M": m, "X": _u(r, n, m), "Z": _u(r, n, m), "Y": np.zeros((n, m), np.float32)
+    }  # fmt: skip
+
+
+def _rows(n: int, m: int) -> Callable[[np.random.Generator], dict[str, Any]]:
+    return lambda r: {"N": n, "X": _u(r, n, m), "Y": np.zeros((n, m), np.float32)}
+
+
+def _matmul(m: int, n: int, k: int) -> Callable[[np.random.Generator], dict[str, Any]]:
+    return lambda r: {
+        "M": m, "N": n, "K": k, "A": _u(r, m, k, dt=np.float16), "B": _u(r, k, n, dt=np.float16),
+        "C": np.full((m, n), np.nan, np.float32),
+    }  # fmt: skip
+
+
+def _copy(shape_in: tuple[int, int], shape_out: tuple[int, int]) -> Any:
+    return lambda r: {"src": _u(r, *shape_in), "out": np.full(shape_out, np.nan, np.float32)}
+
+
+CASES = [
+    PtoCase("transpose_f32_partial", "transpose_f32", "kernels", _transpose(37, 21, np.float32)),
+    PtoCase("transpose_f32_full", "transpose_f32", "kernels", _transpose(32, 48, np.float32)),
+    PtoCase("transpose_f32_small", "transpose_f32", "kernels", _transpose(5, 3, np.float32)),
+    PtoCase("transpose_f16_partial", "transpose_f16", "kernels", _transpose(37, 50, np.float16)),
+    PtoCase("scale_add_relu", "scale_add_relu", "kernels", _elementwise(19, 45)),
+    PtoCase("softmax_partial", "softmax", "kernels", _rows(19, 40), 1e-6, 1e-7),
+    PtoCase("softmax_full", "softmax", "kernels", _rows(16, 40), 1e-6, 1e-7),
+    PtoCase("layer_norm", "layer_norm", "kernels", _rows(13, 64), 1e-5, 1e-6),
+    # f16 products summed in f32 over up to 70 terms of magnitude <= 1
+    PtoCase("matmul_partial", "matmul", "kernels", _matmul(40, 50, 70), 1e-5, 1e-5),
+    PtoCase("matmul_small", "matmul", "kernels", _matmul(3, 5, 7), 1e-5, 1e-5),
+    PtoCase("copy_padded", "copy_padded", "buffers", _copy((13, 21), (13, 21))),
+    PtoCase("copy_transposed", "copy_transposed", "buffers", _copy((13, 21), (21, 13))),
+]
+
+
+def sizes(kernel: pk.PtoKernel, args: dict[str, Any]) -> dict[str, int]:
+    """The sizes a harness takes, by the Krnl names (`N`, `A.0`), from the arguments."""
+    out: dict[str, int] = {}
+    for src in kernel.params.values():
+        if "." in src:
+            name, dim = src.rsplit(".", 1)
+            out[src] = int(args[name].shape[int(dim)])
+        else:
+            out[src] = int(args[src])
+    return out
+
+
+def close(got: Array, want: Array, case: PtoCase) -> bool:
+    if case.rtol == 0 and case.atol == 0:
+        return bool(np.array_equal(got, want, equal_nan=True))
+    return bool(np.allclose(got, want, rtol=case.rtol, atol=case.atol, equal_nan=True))

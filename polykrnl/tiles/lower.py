@@ -778,10 +778,22 @@ def _transposed_tile(t: _Tilewise, s: Statement, base: str) -> str:
     return name
 
 
+def _expanded(t: _Tilewise, s: Statement, x: _Value) -> _Value:
+    """A column of per-row values as a full tile (TROWEXPAND): the tile-scalar and unary
+    instructions take row-major tiles only, and a column tile is column-major. Each element
+    then goes through the same operations as its row's value, so results do not change."""
+    if x.kind != "col":
+        return x
+    name = t.new_tile("e")
+    t.items.append(Instr("TROWEXPAND", name, (x.tile,), comment=f"{s.name}: per-row values"))
+    return _Value("tile", name)
+
+
 def _unary(t: _Tilewise, s: Statement, v: SSAValue, instr: str, x: _Value) -> _Value:
     if x.kind == "scalar":
         raise _fail(s, f"{instr} of a constant (fold it in the Krnl program)")
-    name = t.new_tile("t") if x.kind == "tile" else t.new_col("c")
+    x = _expanded(t, s, x)
+    name = t.new_tile("t")
     t.items.append(Instr(instr, name, (x.tile,), comment=f"{s.name}: {v.name_hint or instr}"))
     t.env[v] = _Value(x.kind, name)
     return t.env[v]
@@ -798,7 +810,8 @@ def _binary(t: _Tilewise, s: Statement, v: SSAValue, instr: str, x: _Value, y: _
         return t.env[v]
     if "scalar" in (x.kind, y.kind):
         tile, c = (x, y) if y.kind == "scalar" else (y, x)
-        name = t.new_tile("t") if tile.kind == "tile" else t.new_col("c")
+        tile = _expanded(t, s, tile)
+        name = t.new_tile("t")
         if y.kind == "scalar" or instr in _COMMUTES:
             t.items.append(Instr(instr + "S", name, (tile.tile, Scalar(c.scalar)), comment=note))
         elif instr == "TDIV":

@@ -302,6 +302,10 @@ def tbinary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
 
 def tscalar(op: str, dst: SimTile, src: SimTile, value: float | int, scalar_first: bool) -> None:
     _need_loc(op, dst, Loc.Vec)
+    # pto-isa's tile-scalar ops assert row-major tiles (its CPU implementation's
+    # static_assert; a column tile of per-row values must be expanded first).
+    _need_row_major(op, src)
+    _need_row_major(op, dst)
     _same_dtype(op, dst, src)
     _same_valid(op, dst, src)
     s = np.full(src.valid, _cast(value, src.dtype), dtype=src.dtype.np_dtype)

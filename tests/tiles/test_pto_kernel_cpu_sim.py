@@ -1,0 +1,71 @@
+"""Optional: the kernels polykrnl emits for the Krnl functions of krnl/*.mlir, compiled with
+their harness against pto-isa's CPU simulator, run, and compared with pk.run_reference and
+with the NumPy model (``simulate``).
+
+Runs when ``PTO_ISA_ROOT`` points to a checkout of hw-native-sys/pto-isa and a C++20 compiler
+is found; skipped otherwise, with the reason (see test_pto_cpu_sim.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from tests.tiles.pto_cases import CASES, PtoCase, close, sizes
+from tests.tiles.test_pto_cpu_sim import _setup
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
+    inc, cxx = _setup()
+    base = tmp_path_factory.mktemp("pto_kernel_cpu_sim")
+
+    def build(case: PtoCase) -> tuple[str, tuple[Path, dict[str, Any]]]:
+        d = base / case.name
+        d.mkdir()
+        kernel = pk.schedule(case.fn()).to_pto()
+        args = case.make(np.random.default_rng(11))
+        (d / "kernel.cpp").write_text(kernel.harness(**sizes(kernel, args)))
+        cmd = [
+            cxx, "-std=c++20", "-D__CPU_SIM", "-include", "stdint.h", "-include", "stddef.h",
+            f"-I{inc}", "-w", str(d / "kernel.cpp"), "-o", str(d / "kernel"),
+        ]  # fmt: skip
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, f"{case.name}: compile failed\n{r.stderr[-4000:]}"
+        return case.name, (d, args)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(build, CASES))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_cpu_simulator_agrees_with_reference_and_model(
+    case: PtoCase, built: dict[str, tuple[Path, dict[str, Any]]]
+) -> None:
+    d, args = built[case.name]
+    fn = case.fn()
+    kernel = pk.schedule(fn).to_pto()
+    expected = copy.deepcopy(args)
+    pk.run_reference(fn, **expected)
+    model = copy.deepcopy(args)
+    kernel.simulate(**model)
+    files = []
+    for t in kernel.program.tensors:
+        f = d / f"{t.name}.bin"
+        args[t.name].tofile(f)
+        files.append(str(f))
+    r = subprocess.run([str(d / "kernel"), *files], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    for t in kernel.program.tensors:
+        a = args[t.name]
+        got = np.fromfile(d / f"{t.name}.bin", dtype=a.dtype).reshape(a.shape)
+        assert close(got, expected[t.name], case), (t.name, "vs reference")
+        assert close(got, model[t.name], case), (t.name, "vs model")

@@ -147,6 +147,67 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.runner import choose_function
+    from polykrnl.tiles.types import arch
+    from polykrnl.transforms.recipe import schedule
+
+    target = arch(args.arch)  # an unknown name is refused before anything else
+    sizes = _parse_params(args.param)
+    module = load(args.file)
+    verify(module)
+    fn = choose_function(module, args.func, question="which one should be emitted?")
+    sched = schedule(fn)
+    # --param names are the user's (N, A.0); the static shapes take isl names (A_d0).
+    by_display = {d: p for p, d in sched.program.param_display.items()}
+    isl_sizes = {by_display.get(n, n): v for n, v in sizes.items()}
+    kernel = sched.to_pto(target.name, params=isl_sizes)
+    known = set(kernel.params.values())
+    unknown = sorted(set(sizes) - known - set(by_display))
+    if unknown:
+        raise ArgumentError(
+            f"--param {unknown[0]}: @{fn.name} has no size of that name",
+            hint="sizes of this kernel: " + (", ".join(sorted(known)) or "none"),
+        )
+    if args.harness:
+        missing = sorted(known - set(sizes))
+        if missing:
+            raise ArgumentError(
+                f"--harness fixes every size of @{fn.name}; missing: {', '.join(missing)}",
+                hint="add " + " ".join(f"--param {m}=64" for m in missing),
+            )
+        text = kernel.harness(**sizes)
+    else:
+        text = kernel.source
+    lines = [f"// tmp tiles of {kernel.program.name} ({target.title}), bytes needed:"]
+    given = {p: sizes[src] for p, src in kernel.params.items() if src in sizes}
+    try:
+        numbers = kernel.tmp_bytes(**given)
+    except ArgumentError:  # not every size the formulas use was given: formulas only
+        numbers = {}
+    for name, expr in kernel.tmp_sizes.items():
+        at = f" = {numbers[name]} at the given sizes" if name in numbers else ""
+        lines.append(f"//   {name}: {expr}{at}")
+    if not kernel.tmp_sizes:
+        lines.append("//   none")
+    text += "\n".join(lines) + "\n"
+    if args.output is None:
+        out.write(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text)
+    except OSError as e:
+        raise ArgumentError(
+            f"cannot write {args.output}: {e.strerror or e}",
+            hint="-o takes the path of a file in an existing, writable directory",
+        ) from None
+    what = "C++ kernel with a main for the CPU simulator" if args.harness else "C++ kernel"
+    out.write(f"wrote {args.output}: {what} {kernel.program.name}\n")
+    return EXIT_OK
+
+
 def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
     """One standalone Python module (imports only numpy) with the entry of every kernel.
 
@@ -435,6 +496,29 @@ def _build_parser() -> _ArgumentParser:
         help="run krnl.parallel loops that stay Python loops around array code on threads",
     )
     tp.set_defaults(handler=_cmd_emit_numpy)
+    tp = targets.add_parser(
+        "pto",
+        help="C++ for the PTO tile ISA (Ascend): tiles, TLOAD/TSTORE and vector/cube "
+        "instructions, tmp tiles sized by formula",
+    )
+    tp.add_argument("file")
+    tp.add_argument("--arch", required=True, help="a2a3 or a5")
+    tp.add_argument("--func", help="the function (default: the only one)")
+    tp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="a size: an index argument (N=40) or a memref dimension (A.0=40)",
+    )
+    tp.add_argument(
+        "--harness",
+        action="store_true",
+        help="add a main: ./prog ARG0.bin ARG1.bin ... (one raw file per memref argument, "
+        "read, run, written back); needs every size",
+    )
+    tp.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: stdout)")
+    tp.set_defaults(handler=_cmd_emit_pto)
 
     sp = sub.add_parser(
         "run",

@@ -1,0 +1,145 @@
+// polykrnl: semantic
+// The smallest Krnl programs that the PTO emitter refuses, one per reason
+// (tests/tiles/test_pto_errors.py). Each is a correct Krnl program: the NumPy
+// generator and the reference interpreter run them.
+
+func.func @symbolic_range(%N: index, %X: memref<?xf32>, %Y: memref<?xf32>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    %v = krnl.load %X[%i] : memref<?xf32>
+    %e = math.exp %v : f32
+    krnl.store %e, %Y[%i] : memref<?xf32>
+  }
+  return
+}
+
+func.func @erf(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+    %e = math.erf %v : f32
+    krnl.store %e, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+func.func @triangular(%X: memref<8x8xf32>, %Y: memref<8x8xf32>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %jj = krnl.define_loops 1
+    krnl.iterate(%jj) with (%jj -> %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i)) {
+      %v = krnl.load %X[%i, %j] : memref<8x8xf32>
+      krnl.store %v, %Y[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}
+
+func.func @outside_loops(%Y: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  krnl.store %one, %Y[%c0, %c0] : memref<8x8xf32>
+  return
+}
+
+func.func @scalar_argument(%a: f32, %X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+    %e = arith.mulf %v, %a : f32
+    krnl.store %e, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+// 1024 x 1024 f32 = 4 MiB in one tile: more than the unified buffer.
+func.func @too_big(%X: memref<1024x1024xf32>, %Y: memref<1024x1024xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 1024, %jj -> %j = 0 to 1024) {
+    %v = krnl.load %X[%i, %j] : memref<1024x1024xf32>
+    %e = math.exp %v : f32
+    krnl.store %e, %Y[%i, %j] : memref<1024x1024xf32>
+  }
+  return
+}
+
+// A running sum along each row: j carries the dependence.
+func.func @prefix_sum(%Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 1 to 16) {
+    %jm = affine.apply affine_map<(d0) -> (d0 - 1)>(%j)
+    %a = krnl.load %Y[%i, %jm] : memref<8x16xf32>
+    %b = krnl.load %Y[%i, %j] : memref<8x16xf32>
+    %s = arith.addf %a, %b : f32
+    krnl.store %s, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+func.func @store_constant(%Y: memref<8x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    krnl.store %z, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+func.func @row_product(%X: memref<8x16xf32>, %P: memref<8xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %jj = krnl.define_loops 1
+    %p = krnl.iterate(%jj) with (%jj -> %j = 0 to 16) iter_args(%acc = %one) -> (f32) {
+      %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+      %n = arith.mulf %acc, %v : f32
+      krnl.yield %n : f32
+    }
+    krnl.store %p, %P[%i] : memref<8xf32>
+  }
+  return
+}
+
+func.func @constant_minus(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+    %e = arith.subf %one, %v : f32
+    krnl.store %e, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+func.func @matmul_not_zeroed(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memref<16x16xf32>) {
+  %ii, %jj, %kk = krnl.define_loops 3
+  krnl.iterate(%ii, %jj, %kk) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16, %kk -> %k = 0 to 16) {
+    %a = krnl.load %A[%i, %k] : memref<16x16xf16>
+    %b = krnl.load %B[%k, %j] : memref<16x16xf16>
+    %c = krnl.load %C[%i, %j] : memref<16x16xf32>
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %p = arith.mulf %a32, %b32 : f32
+    %s = arith.addf %c, %p : f32
+    krnl.store %s, %C[%i, %j] : memref<16x16xf32>
+  }
+  return
+}
+
+func.func @matmul_f16_out(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memref<16x16xf16>) {
+  %z = arith.constant 0.0 : f16
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16) {
+    krnl.store %z, %C[%i, %j] : memref<16x16xf16>
+    %kk = krnl.define_loops 1
+    krnl.iterate(%kk) with (%kk -> %k = 0 to 16) {
+      %a = krnl.load %A[%i, %k] : memref<16x16xf16>
+      %b = krnl.load %B[%k, %j] : memref<16x16xf16>
+      %c = krnl.load %C[%i, %j] : memref<16x16xf16>
+      %p = arith.mulf %a, %b : f16
+      %s = arith.addf %c, %p : f16
+      krnl.store %s, %C[%i, %j] : memref<16x16xf16>
+    }
+  }
+  return
+}

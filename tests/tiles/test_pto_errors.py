@@ -1,0 +1,49 @@
+"""Krnl programs the PTO emitter refuses: a PtoError naming the statement and the reason,
+with a hint; never a kernel emitted wrongly. One test per reason (krnl/pto_errors.mlir)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import polykrnl as pk
+
+MOD = pk.load(Path(__file__).parent / "krnl" / "pto_errors.mlir")
+
+# function -> pieces of the message (the statement's op is named in each)
+CASES = {
+    "symbolic_range": ["runs over N elements, a symbolic number", "S0 (krnl.store"],
+    "erf": ["math.erf has no PTO instruction", "S0 (krnl.store"],
+    "triangular": ["uses the value of loop", "not a tile loop"],
+    "outside_loops": ["a statement outside every loop", "S0 (krnl.store"],
+    "scalar_argument": ["takes the scalar argument a (f32)"],
+    "too_big": ["bytes"],
+    "prefix_sum": ["loop j carries a dependence", "statement after statement"],
+    "store_constant": ["a store of a constant"],
+    "row_product": ["a reduction that is not +, max or min", "krnl.yield"],
+    "constant_minus": ["a constant minus a tile has no PTO instruction"],
+    "matmul_not_zeroed": ["accumulates into C, which the nest does not set to 0 first"],
+    "matmul_f16_out": ["matmul of f16 x f16 into f16", "f32 from f16"],
+}
+
+
+def test_every_function_is_a_case() -> None:
+    assert sorted(CASES) == sorted(f.name for f in MOD.functions)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refused_with_reason_and_hint(name: str) -> None:
+    with pytest.raises(pk.PtoError) as info:
+        pk.schedule(MOD[name]).to_pto()
+    err = info.value
+    for piece in CASES[name]:
+        assert piece in err.message, err.message
+    assert err.hint
+
+
+def test_the_programs_are_valid_krnl() -> None:
+    # The refusals are PTO's: the module verifies and NumPy code generation takes them.
+    pk.verify(MOD)
+    for fn in MOD.functions:
+        assert pk.schedule(fn).to_numpy().source

@@ -535,7 +535,9 @@ class _Tilewise:
         assert self.dt is not None
         per_block = ALIGN_BYTES // self.dt.size
         cols = self.col.size if self.col is not None else 1
-        return self.row.size, _round_up(cols, per_block)
+        # Rows rounded like a column tile's (its rows fill 32-byte blocks): the row
+        # reductions and expansions need the same static row count on both sides.
+        return _round_up(self.row.size, per_block), _round_up(cols, per_block)
 
     def valid(self) -> tuple[sympy.Expr, sympy.Expr]:
         cols = self.col.extent if self.col is not None else sympy.Integer(1)

@@ -326,6 +326,13 @@ def trowreduce(op: str, dst: SimTile, src: SimTile) -> None:
     if not (dst.type.is_row_major or dst.type.cols == 1) or dst.type.boxed:
         raise _fail(op, f"destination {dst.name} must be ND, or DN with one column")
     _same_dtype(op, dst, src)
+    if dst.type.rows != src.type.rows:
+        # pto-isa's row reductions assert equal static row counts (TRowSum.hpp).
+        raise _fail(
+            op,
+            f"destination {dst.describe()} and source {src.describe()} differ in static rows",
+            hint="declare both tiles with the same Rows",
+        )
     if dst.valid_row != src.valid_row:
         raise _fail(
             op,

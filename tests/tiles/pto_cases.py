@@ -19,6 +19,7 @@ import polykrnl as pk
 HERE = Path(__file__).parent
 KERNELS = pk.load(HERE / "krnl" / "pto_kernels.mlir")
 BUFFERS = pk.load(HERE / "krnl" / "pto_buffers.mlir")
+CORPUS = pk.load(HERE.parent / "corpus" / "softmax.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -26,7 +27,7 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    module: str  # "kernels" or "buffers"
+    module: str  # "kernels", "buffers" or "corpus" (tests/corpus/softmax.mlir)
     make: Callable[[np.random.Generator], dict[str, Any]]
     # Elements of rounding allowed against the reference (0: bit for bit): exp, sums and
     # matmul products are computed in another order or precision by the tile ops.
@@ -34,7 +35,9 @@ class PtoCase:
     atol: float = 0.0
 
     def fn(self) -> pk.Function:
-        return (KERNELS if self.module == "kernels" else BUFFERS)[self.function]
+        return {"kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS}[self.module][
+            self.function
+        ]
 
 
 def _u(rng: np.random.Generator, *shape: int, dt: Any = np.float32) -> Array:
@@ -78,6 +81,15 @@ CASES = [
     # f16 products summed in f32 over up to 70 terms of magnitude <= 1
     PtoCase("matmul_partial", "matmul", "kernels", _matmul(40, 50, 70), 1e-5, 1e-5),
     PtoCase("matmul_small", "matmul", "kernels", _matmul(3, 5, 7), 1e-5, 1e-5),
+    # no krnl.block: the whole static 6 x 10 nest is one tile (static valid shapes)
+    PtoCase(
+        "softmax_one_tile",
+        "softmax_rows",
+        "corpus",
+        lambda r: {"x": _u(r, 6, 10), "y": np.zeros((6, 10), np.float32)},
+        1e-6,
+        1e-7,
+    ),
     PtoCase("copy_padded", "copy_padded", "buffers", _copy((13, 21), (13, 21))),
     PtoCase("copy_transposed", "copy_transposed", "buffers", _copy((13, 21), (21, 13))),
 ]

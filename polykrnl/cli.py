@@ -133,17 +133,22 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
         kernels.append(kernel)
     # The whole text is built before anything is written: an error leaves no partial file.
     text = _numpy_module(kernels, Path(args.file).name)
-    if args.output is None:
+    return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
+
+
+def _emit(out: TextIO, output: str | None, text: str, what: str) -> int:
+    """`text` to standard output, or to the file `output` (then say `wrote OUT: what`)."""
+    if output is None:
         out.write(text)
         return EXIT_OK
     try:
-        Path(args.output).write_text(text)
+        Path(output).write_text(text)
     except OSError as e:
         raise ArgumentError(
-            f"cannot write {args.output}: {e.strerror or e}",
+            f"cannot write {output}: {e.strerror or e}",
             hint="-o takes the path of a file in an existing, writable directory",
         ) from None
-    out.write(f"wrote {args.output}: {', '.join(k.entry for k in kernels)}\n")
+    out.write(f"wrote {output}: {what}\n")
     return EXIT_OK
 
 
@@ -193,19 +198,8 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
     if not kernel.tmp_sizes:
         lines.append("//   none")
     text += "\n".join(lines) + "\n"
-    if args.output is None:
-        out.write(text)
-        return EXIT_OK
-    try:
-        Path(args.output).write_text(text)
-    except OSError as e:
-        raise ArgumentError(
-            f"cannot write {args.output}: {e.strerror or e}",
-            hint="-o takes the path of a file in an existing, writable directory",
-        ) from None
     what = "C++ kernel with a main for the CPU simulator" if args.harness else "C++ kernel"
-    out.write(f"wrote {args.output}: {what} {kernel.program.name}\n")
-    return EXIT_OK
+    return _emit(out, args.output, text, f"{what} {kernel.program.name}")
 
 
 def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:

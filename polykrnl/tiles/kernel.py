@@ -105,12 +105,26 @@ class PtoKernel:
     def harness(self, **sizes: int) -> str:
         """The C++ kernel with a ``main`` for the CPU simulator, sizes fixed (``N=40``)."""
         params = {p: sizes[src] for p, src in self.lowered.param_sources.items() if src in sizes}
+        self._check_fixed(params)
         return harness(self.program, params)
+
+    def _check_fixed(self, sizes: Mapping[str, int]) -> None:
+        # A size given to to_pto(params=) shaped the static tiles: other values would
+        # make tiles too small (a harness writing past them), so they are refused here.
+        for p, v in self.lowered.fixed.items():
+            if p in sizes and sizes[p] != v:
+                src = self.lowered.param_sources[p]
+                raise ArgumentError(
+                    f"{self.program.name}: the kernel was emitted for {src} = {v} "
+                    f"(to_pto(params=...)), not {src} = {sizes[p]}",
+                    hint=f"emit it again with params {p}={sizes[p]}",
+                )
 
     def simulate(self, **arrays_and_sizes: Any) -> None:
         """Run the kernel's instructions on NumPy arrays (updated in place), with the
         documented PTO semantics; sizes come from index arguments and array shapes."""
         sizes = self.sizes_of(arrays_and_sizes)
+        self._check_fixed(sizes)
         arrays: dict[str, np.ndarray[Any, Any]] = {}
         for t in self.program.tensors:
             a = arrays_and_sizes.get(t.name)

@@ -95,6 +95,9 @@ class Lowered:
     param_sources: Mapping[str, str]
     # the Krnl function's arguments in order (memrefs are the program's tensors)
     arguments: tuple[str, ...]
+    # sizes fixed by `params` (isl name -> value): static tile shapes were derived from
+    # them, so the kernel is only correct for these values
+    fixed: Mapping[str, int] = field(default_factory=dict)
 
 
 _UNARY = {
@@ -302,6 +305,7 @@ def lower(
         _tmp_sizes(b),
         {p: sources[p] for p in used_params},
         tuple(x.name for x in fn.arguments),
+        {p: v for p, v in given.items() if p in used_params},
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import polykrnl as pk
@@ -47,3 +48,23 @@ def test_the_programs_are_valid_krnl() -> None:
     pk.verify(MOD)
     for fn in MOD.functions:
         assert pk.schedule(fn).to_numpy().source
+
+
+def test_sizes_fixed_at_emission_are_the_only_ones_accepted() -> None:
+    # symbolic_range is refused without a size; with N fixed, its tile has 40 static rows,
+    # so running the kernel (or a harness) at another N would overflow the tile.
+    kernel = pk.schedule(MOD["symbolic_range"]).to_pto(params={"N": 40})
+    x = np.linspace(-1, 1, 40, dtype=np.float32)
+    y = np.zeros(40, np.float32)
+    kernel.simulate(N=40, X=x, Y=y)
+    assert np.allclose(y, np.exp(x), rtol=1e-6)  # TEXP vs NumPy's exp: a few ulps
+    assert "const int64_t N = 40;" in kernel.harness(N=40, **{"X.0": 40, "Y.0": 40})
+    big = np.zeros(50, np.float32)
+    for run in (
+        lambda: kernel.simulate(N=50, X=big, Y=big.copy()),
+        lambda: kernel.harness(N=50, **{"X.0": 50, "Y.0": 50}),
+    ):
+        with pytest.raises(pk.PolykrnlError) as info:
+            run()
+        assert "emitted for N = 40" in info.value.message and "not N = 50" in info.value.message
+        assert info.value.hint

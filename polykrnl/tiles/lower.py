@@ -281,8 +281,19 @@ def lower(
             )
     b = _Builder(sched, a, given, tensors, tensor_of_value)
     body: list[Item] = []
+    owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
     for node in _nodes(sched):
-        body += _nest(b, node)
+        before = len(b.tiles)
+        try:
+            body += _nest(b, node)
+        except PtoError as e:
+            if e.location is not None:
+                raise
+            # Raised where no statement was at hand (a loop bound): the nest's first one.
+            prefix = "PTO code generation: "
+            message = e.message[len(prefix) :] if e.message.startswith(prefix) else e.message
+            raise _fail(_first_statement(sched, node), message, e.hint) from None
+        owner.update({t.name: _first_statement(sched, node) for t in b.tiles[before:]})
     used_params = sorted(
         {str(s) for t in tensors.values() for d in t.shape for s in sympy.sympify(d).free_symbols}
         | {str(s) for it in body for s in _free(it)}
@@ -290,7 +301,16 @@ def lower(
     for p in used_params:
         if p not in sources:
             raise _fail(None, f"the size {p} is computed inside the function")
-    decls = plan_offsets([(t.name, t.type) for t in b.tiles], a)
+    try:
+        decls = plan_offsets([(t.name, t.type) for t in b.tiles], a)
+    except PtoError as e:
+        # Name the nest of the largest tile (the one to block more finely) and point at it.
+        largest = max(b.tiles, key=lambda t: t.type.bytes)
+        raise _fail(
+            owner[largest.name],
+            f"{e.message}; the largest tile is {largest.name} of this nest",
+            hint="block the loops (krnl.block) so that one tile holds fewer elements",
+        ) from None
     prog = Program(
         fn.name,
         tuple(tensors[x.name] for x in fn.arguments if x.name in tensors),

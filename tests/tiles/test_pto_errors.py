@@ -19,7 +19,8 @@ CASES = {
     "triangular": ["uses the value of loop", "not a tile loop"],
     "outside_loops": ["a statement outside every loop", "S0 (krnl.store"],
     "scalar_argument": ["takes the scalar argument a (f32)"],
-    "too_big": ["bytes"],
+    # two 1024 x 1024 f32 tiles (X's and the result), by hand: 2 * 4 MiB = 8388608 bytes
+    "too_big": ["tiles do not fit UB on a2a3: 8388608 bytes needed", "S0 (krnl.store"],
     "prefix_sum": ["loop j carries a dependence", "statement after statement"],
     "store_constant": ["a store of a constant"],
     "row_product": ["a reduction that is not +, max or min", "krnl.yield"],
@@ -41,6 +42,7 @@ def test_refused_with_reason_and_hint(name: str) -> None:
     for piece in CASES[name]:
         assert piece in err.message, err.message
     assert err.hint
+    assert err.location is not None, "the CLI shows FILE:LINE:COL and a caret from it"
 
 
 def test_the_programs_are_valid_krnl() -> None:

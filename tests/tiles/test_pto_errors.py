@@ -27,6 +27,13 @@ CASES = {
     "constant_minus": ["a constant minus a tile has no PTO instruction"],
     "matmul_not_zeroed": ["accumulates into C, which the nest does not set to 0 first"],
     "matmul_f16_out": ["matmul of f16 x f16 into f16", "f32 from f16"],
+    "element_type": ["argument X has element type f64, which PTO tiles do not hold"],
+    "mixed_dtypes": ["values of f32 and f16 in one nest", "S1 (krnl.store"],
+    "shifted": ["a subscript that is not a loop's induction variable", "S0 (krnl.store"],
+    "diagonal": ["X[i, i] is not a window of rows i and columns j", "S0 (krnl.store"],
+    "column_ranges": ["column loops j and k run over different ranges", "S0 (krnl.store"],
+    "exp_constant": ["TEXP of a constant", "S0 (krnl.store"],
+    "constants_only": ["arithmetic on constants only", "S0 (krnl.store"],
 }
 
 

@@ -143,3 +143,88 @@ func.func @matmul_f16_out(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memr
   }
   return
 }
+
+// f64 has no PTO tile type.
+func.func @element_type(%X: memref<8x16xf64>, %Y: memref<8x16xf64>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %j] : memref<8x16xf64>
+    krnl.store %v, %Y[%i, %j] : memref<8x16xf64>
+  }
+  return
+}
+
+// Two copies in one nest, one in f32 and one in f16.
+func.func @mixed_dtypes(%X: memref<8x16xf32>, %Y: memref<8x16xf32>, %Z: memref<8x16xf16>, %W: memref<8x16xf16>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+    krnl.store %v, %Y[%i, %j] : memref<8x16xf32>
+    %w = krnl.load %Z[%i, %j] : memref<8x16xf16>
+    krnl.store %w, %W[%i, %j] : memref<8x16xf16>
+  }
+  return
+}
+
+// X[i, j + 1]: a window starts at a tile loop's value, not an offset of it.
+func.func @shifted(%X: memref<8x17xf32>, %Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %j1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)
+    %v = krnl.load %X[%i, %j1] : memref<8x17xf32>
+    krnl.store %v, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+// X[i, i] in a nest of rows i and columns j.
+func.func @diagonal(%X: memref<16x16xf32>, %Y: memref<16x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16) {
+    %v = krnl.load %X[%i, %i] : memref<16x16xf32>
+    krnl.store %v, %Y[%i, %j] : memref<16x16xf32>
+  }
+  return
+}
+
+// Two column loops of one row loop over 16 and 8 columns.
+func.func @column_ranges(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %jj = krnl.define_loops 1
+    krnl.iterate(%jj) with (%jj -> %j = 0 to 16) {
+      %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+      krnl.store %v, %Y[%i, %j] : memref<8x16xf32>
+    }
+    %kk = krnl.define_loops 1
+    krnl.iterate(%kk) with (%kk -> %k = 0 to 8) {
+      %v = krnl.load %X[%i, %k] : memref<8x16xf32>
+      %e = math.exp %v : f32
+      krnl.store %e, %Y[%i, %k] : memref<8x16xf32>
+    }
+  }
+  return
+}
+
+// exp(1.0) in the nest: nothing to tile.
+func.func @exp_constant(%Y: memref<8x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %e = math.exp %one : f32
+    krnl.store %e, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+// 1.0 + 2.0 in the nest.
+func.func @constants_only(%Y: memref<8x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %e = arith.addf %one, %two : f32
+    krnl.store %e, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}

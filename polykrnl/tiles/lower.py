@@ -95,8 +95,8 @@ class Lowered:
     param_sources: Mapping[str, str]
     # the Krnl function's arguments in order (memrefs are the program's tensors)
     arguments: tuple[str, ...]
-    # sizes fixed by `params` (isl name -> value): static tile shapes were derived from
-    # them, so the kernel is only correct for these values
+    # sizes given in `params` that static tile shapes were derived from (isl name ->
+    # value): the kernel is only correct for these values
     fixed: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -161,6 +161,7 @@ class _Builder:
     tiles: list[_Tile] = field(default_factory=list)
     tmp_needs: dict[str, tuple[str, DType, Statement, str, str]] = field(default_factory=dict)
     tmp_static: dict[str, tuple[int, int]] = field(default_factory=dict)  # static rows, cols
+    shaping: set[str] = field(default_factory=set)  # params that fixed a static tile extent
     counter: int = 0
 
     def fresh(self, base: str) -> str:
@@ -325,7 +326,7 @@ def lower(
         _tmp_sizes(b),
         {p: sources[p] for p in used_params},
         tuple(x.name for x in fn.arguments),
-        {p: v for p, v in given.items() if p in used_params},
+        {p: v for p, v in given.items() if p in b.shaping},
     )
 
 
@@ -406,6 +407,7 @@ def _nest(b: _Builder, node: SNode) -> list[Item]:
             continue
         lb = _bounds(info.lbs, values, f"lower bound of {info.name}", True)
         size = _static(ub - lb, b.params)
+        b.shaping |= {str(x) for x in sympy.sympify(ub - lb).free_symbols} & set(b.params)
         if size is None:
             s = _first_statement(sched, node)
             names = ", ".join(sorted(map(str, sympy.sympify(ub - lb).free_symbols)))

@@ -77,3 +77,14 @@ def test_sizes_fixed_at_emission_are_the_only_ones_accepted() -> None:
             run()
         assert "emitted for N = 40" in info.value.message and "not N = 50" in info.value.message
         assert info.value.hint
+
+
+def test_sizes_that_shape_no_tile_stay_free() -> None:
+    # The transpose is blocked 16 x 16: N and M given at emission shape no tile, so the
+    # kernel still runs at other sizes (a transpose is exact: compared bit for bit).
+    fn = pk.load(Path(__file__).parent / "krnl" / "pto_kernels.mlir")["transpose_f32"]
+    kernel = pk.schedule(fn).to_pto(params={"N": 37, "M": 21})
+    a = np.arange(5 * 3, dtype=np.float32).reshape(5, 3)
+    b = np.zeros((3, 5), np.float32)
+    kernel.simulate(N=5, M=3, A=a, B=b)
+    assert np.array_equal(b, a.T)

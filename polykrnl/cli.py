@@ -197,6 +197,9 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
         lines.append(f"//   {name}: {expr}{at}")
     if not kernel.tmp_sizes:
         lines.append("//   none")
+    if kernel.lowered.fixed:
+        at = ", ".join(f"{kernel.params[p]} = {v}" for p, v in kernel.lowered.fixed.items())
+        lines.append(f"// emitted for {at} only: static tile shapes come from these sizes")
     text += "\n".join(lines) + "\n"
     what = "C++ kernel with a main for the CPU simulator" if args.harness else "C++ kernel"
     return _emit(out, args.output, text, f"{what} {kernel.program.name}")

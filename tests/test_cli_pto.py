@@ -67,3 +67,59 @@ def test_errors_exit_2_with_a_message() -> None:
     panel = str(ROOT / "corpus" / "matmul_panel.mlir")
     err = _error("emit", "pto", panel, "--arch", "a2a3", "--func", "tile_buffer_attrs")
     assert "matmul_panel.mlir:60:5" in err and "pad value -1.0" in err and "^^^" in err
+
+
+ERRORS = ROOT / "tiles" / "krnl" / "pto_errors.mlir"
+
+
+def test_a5_kernel_to_stdout_and_to_a_file(tmp_path: Path) -> None:
+    code, out, err = cli("emit", "pto", str(KERNELS), "--arch", "a5", "--func", "transpose_f32")
+    assert code == 0, err
+    a5 = pk.schedule(pk.load(KERNELS)["transpose_f32"]).to_pto("a5")
+    a2 = pk.schedule(pk.load(KERNELS)["transpose_f32"]).to_pto("a2a3")
+    assert a5.source != a2.source  # TTRANS takes no tmp on A5 (pto.md): another tmp tile
+    assert out.startswith(a5.source) and "(Ascend A5), bytes needed:" in out
+    target = tmp_path / "k.cpp"
+    code, out2, err = cli(
+        "emit", "pto", str(KERNELS), "--arch", "a5", "--func", "transpose_f32", "-o", str(target)
+    )
+    assert code == 0, err
+    assert out2 == f"wrote {target}: C++ kernel transpose_f32\n"
+    assert target.read_text() == out
+
+
+def test_a_size_fixed_for_an_unblocked_range() -> None:
+    # symbolic_range is refused without N (test below); with N=40 its tile has 40 rows, and
+    # the output says the kernel holds for that N only.
+    base = ("emit", "pto", str(ERRORS), "--arch", "a2a3", "--func", "symbolic_range")
+    code, out, err = cli(*base, "--param", "N=40")
+    assert code == 0, err
+    assert "Tile<TileType::Vec, float, 40, 1," in out
+    assert out.endswith("// emitted for N = 40 only: static tile shapes come from these sizes\n")
+    code, out, err = cli(
+        *base, "--harness", "--param", "N=40", "--param", "X.0=40", "--param", "Y.0=40"
+    )
+    assert code == 0 and "const int64_t N = 40;" in out and "int main(" in out, err
+
+
+def test_refusals_exit_2_with_location_caret_and_hint(tmp_path: Path) -> None:
+    base = ("emit", "pto", str(ERRORS), "--arch", "a2a3", "--func")
+    err = _error(*base, "nope")
+    assert "no function named 'nope'" in err and "hint: the module defines:" in err
+    # no PTO instruction for math.erf: the statement's store, line 21 of pto_errors.mlir
+    err = _error(*base, "erf")
+    assert "pto_errors.mlir:21:5:" in err and "math.erf has no PTO instruction" in err
+    assert "^^^" in err and "\nhint: " in err
+    # a 1024 x 1024 f32 nest in one tile: 2 * 4 MiB of UB (by hand), line 61 its store
+    err = _error(*base, "too_big")
+    assert "pto_errors.mlir:61:5:" in err and "tiles do not fit UB on a2a3: 8388608" in err
+    assert "hint: block the loops" in err
+    err = _error(*base, "symbolic_range")
+    assert "a symbolic number" in err and "as a parameter" in err
+    err = _error(*base, "erf", "-o", str(tmp_path / "missing" / "k.cpp"))
+    assert "math.erf" in err  # refused before anything is written
+    err = _error(
+        "emit", "pto", str(KERNELS), "--arch", "a2a3", "--func", "softmax",
+        "-o", str(tmp_path / "missing" / "k.cpp"),
+    )  # fmt: skip
+    assert "cannot write" in err and "hint: " in err

@@ -5,6 +5,8 @@ layer-norm-like kernel, elementwise ops, tile-buffer copies), on both architectu
 from __future__ import annotations
 
 import copy
+import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +14,17 @@ import pytest
 import polykrnl as pk
 from polykrnl.tiles import tmp_rules
 from polykrnl.tiles.types import arch as arch_of
-from tests.tiles.pto_cases import CASES, KERNELS, PtoCase, close
+from tests.tiles.pto_cases import (
+    CASES,
+    HERE,
+    KERNELS,
+    PtoCase,
+    _elementwise,
+    _matmul,
+    _rows,
+    _transpose,
+    close,
+)
 
 
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])
@@ -74,3 +86,77 @@ def test_source_declares_tiles_once_within_the_buffers(case: PtoCase) -> None:
         assert t.offset % 32 == 0
         assert t.offset + t.type.bytes <= capacity.usable(t.buffer)
     assert src.count("{") == src.count("}")
+
+
+# More sizes of the same kernels: full tiles only, and below one tile (blocks: elementwise
+# 8 x 32, softmax and layer norm 8 rows, transpose f16 16 x 32, matmul 32 x 32 x 32).
+MORE_SIZES = [
+    PtoCase("scale_add_relu_full", "scale_add_relu", "kernels", _elementwise(16, 64)),
+    PtoCase("scale_add_relu_small", "scale_add_relu", "kernels", _elementwise(3, 5)),
+    PtoCase("softmax_small", "softmax", "kernels", _rows(5, 40), 1e-6, 1e-7),
+    PtoCase("layer_norm_full", "layer_norm", "kernels", _rows(16, 64), 1e-5, 1e-6),
+    PtoCase("layer_norm_small", "layer_norm", "kernels", _rows(3, 64), 1e-5, 1e-6),
+    PtoCase("transpose_f16_full", "transpose_f16", "kernels", _transpose(32, 64, np.float16)),
+    PtoCase("transpose_f16_small", "transpose_f16", "kernels", _transpose(7, 9, np.float16)),
+    # one full 32 x 32 x 32 tile; f16 products summed in f32 over 32 terms of magnitude <= 1
+    PtoCase("matmul_full", "matmul", "kernels", _matmul(32, 32, 32), 1e-5, 1e-5),
+]
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+@pytest.mark.parametrize("case", MORE_SIZES, ids=lambda c: c.name)
+def test_more_sizes_match_the_reference(case: PtoCase, arch: str) -> None:
+    test_simulation_matches_the_reference(case, arch)
+
+
+MORE = pk.load(HERE / "krnl" / "pto_more.mlir")
+
+
+def _u(rng: np.random.Generator, *shape: int) -> np.ndarray[Any, Any]:
+    return rng.uniform(-3, 3, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+@pytest.mark.parametrize(
+    ("function", "shape", "rtol"),
+    # softmax: exp and the row sum in another order than the reference, a few ulps;
+    # sub/mul/max: one f32 rounding per op, the same in both, so bit for bit
+    [("softmax_16x40", (16, 40), 1e-6), ("sub_mul_max_6x24", (6, 24), 0.0)],
+)
+def test_an_unblocked_nest_is_one_static_tile(
+    function: str, shape: tuple[int, int], rtol: float, arch: str
+) -> None:
+    fn = MORE[function]
+    kernel = pk.schedule(fn).to_pto(arch)
+    rows, cols = shape
+    assert "for (" not in kernel.source  # one tile: no loop over tiles
+    assert kernel.params == {}
+    for t in kernel.tiles:
+        if t.type.cols == cols:  # the data tiles (not the per-row or tmp ones)
+            assert (t.type.valid_row, t.type.valid_col) == (rows, cols)
+            assert t.type.rows >= rows
+    rng = np.random.default_rng(5)
+    args = {a.name: _u(rng, rows, cols) for a in fn.arguments}
+    expected = copy.deepcopy(args)
+    pk.run_reference(fn, **expected)
+    kernel.simulate(**args)
+    for name, want in expected.items():
+        if rtol == 0:
+            assert np.array_equal(args[name], want), name
+        else:
+            assert np.allclose(args[name], want, rtol=rtol, atol=1e-7), name
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_tiles_fit_each_architecture(case: PtoCase, arch: str) -> None:
+    kernel = pk.schedule(case.fn()).to_pto(arch)
+    capacity = arch_of(arch)
+    by_buffer: dict[str, list[tuple[int, int]]] = {}
+    for t in kernel.tiles:
+        assert t.offset % 32 == 0 and t.offset + t.type.bytes <= capacity.usable(t.buffer)
+        by_buffer.setdefault(t.buffer.name, []).append((t.offset, t.offset + t.type.bytes))
+    for spans in by_buffer.values():
+        spans.sort()
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert end <= start, "two tiles of one buffer overlap"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import subprocess
@@ -29,8 +30,9 @@ def test_demo_shows_every_section(demo: str) -> None:
         "legality",
         "the generated NumPy kernel",
         "2. a stencil",
+        "legality of the program's order",
         "rectangular 8 x 16 tiles of (t, i): refused",
-        "skew i by t",
+        "skew('i', 't', 1) (the report's suggestion), then the same tiles",
         "3. a row softmax on the PTO tile ISA",
         "the C++ kernel",
         "tmp tiles: bytes needed",
@@ -41,7 +43,9 @@ def test_demo_shows_every_section(demo: str) -> None:
     assert "for %ib = 0 to 30 step 8 {  // parallel" in demo
     assert "@matmul: legal" in demo
     assert "TROWMAX(" in demo
-    assert demo.count("    ok     ") == 6 and "FAILED" not in demo
+    assert "band (t, i): not permutable" in demo
+    assert "band (t_t, i_t, t, i): permutable (tilable)" in demo
+    assert demo.count("    ok     ") == 8 and "FAILED" not in demo
     assert demo.rstrip().endswith("demo finished: all checks passed")
 
 
@@ -88,6 +92,26 @@ def test_demo_exits_1_when_a_check_fails(monkeypatch: pytest.MonkeyPatch) -> Non
     text = out.getvalue()
     assert "FAILED the tiled stencil matches the reference" in text
     assert text.rstrip().endswith("demo FAILED")
+
+
+def test_demo_applies_the_skew_the_report_suggests(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the demo reads the skew from the report: with no suggestion it has no skew to apply,
+    # the rectangular tiling stays illegal, and the demo says so and fails
+    from polykrnl.transforms.legality import BandVerdict
+
+    real = pk.Schedule.check
+
+    def no_suggestion(self: pk.Schedule) -> object:
+        report = real(self)
+        bands = tuple(BandVerdict(b.loops, b.permutable, b.blocking) for b in report.bands)
+        return dataclasses.replace(report, bands=bands)
+
+    monkeypatch.setattr(pk.Schedule, "check", no_suggestion)
+    out = io.StringIO()
+    assert main(["demo"], out=out, err=io.StringIO()) == 1
+    text = out.getvalue()
+    assert "== no skew (the report's suggestion)" in text
+    assert "FAILED the report suggests a skew" in text
 
 
 def test_demo_as_a_command() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,25 @@ MORE = pk.load(HERE / "krnl" / "pto_more.mlir")
 
 def _u(rng: np.random.Generator, *shape: int) -> np.ndarray[Any, Any]:
     return rng.uniform(-3, 3, shape).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class MoreCase(PtoCase):
+    """A case of krnl/pto_more.mlir (static shapes: the arguments are the arrays)."""
+
+    def fn(self) -> pk.Function:
+        return MORE[self.function]
+
+
+def _arrays(*names: str, shape: tuple[int, int]) -> Any:
+    return lambda r: {n: _u(r, *shape) for n in names}
+
+
+# for the optional CPU-simulator test (test_pto_kernel_cpu_sim.py); tolerances as below
+ONE_TILE = [
+    MoreCase("softmax_16x40", "softmax_16x40", "more", _arrays("X", "Y", shape=(16, 40)), 1e-6),
+    MoreCase("sub_mul_max_6x24", "sub_mul_max_6x24", "more", _arrays("X", "Z", "Y", shape=(6, 24))),
+]
 
 
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])

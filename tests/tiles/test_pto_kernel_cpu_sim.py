@@ -27,8 +27,10 @@ import pytest
 import polykrnl as pk
 from tests.tiles.pto_cases import CASES, PtoCase, close, sizes
 from tests.tiles.test_pto_cpu_sim import _setup
+from tests.tiles.test_pto_emit import MORE_SIZES, ONE_TILE
 
 ARCHS = ["a2a3", "a5"]
+ALL = [*CASES, *MORE_SIZES, *ONE_TILE]
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +55,13 @@ def built(
         assert r.returncode == 0, f"{arch} {case.name}: compile failed\n{r.stderr[-4000:]}"
         return (arch, case.name), (d, args)
 
-    jobs = [(arch, case) for arch in ARCHS for case in CASES]
+    jobs = [(arch, case) for arch in ARCHS for case in ALL]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         return dict(pool.map(build, jobs))
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", ALL, ids=lambda c: c.name)
 def test_cpu_simulator_agrees_with_reference_and_model(
     case: PtoCase, arch: str, built: dict[tuple[str, str], tuple[Path, dict[str, Any]]]
 ) -> None:

@@ -34,6 +34,10 @@ CASES = {
     "column_ranges": ["column loops j and k run over different ranges", "S0 (krnl.store"],
     "exp_constant": ["TEXP of a constant", "S0 (krnl.store"],
     "constants_only": ["arithmetic on constants only", "S0 (krnl.store"],
+    "row_value_to_window": ["a per-row value stored into a tile window", "S2 (krnl.store"],
+    "row_value_minus_tile": ["a per-row value sub a tile has no PTO instruction"],
+    "pad_to_next": ["padToNext (TFILLPAD pads the whole tile)", "krnl.copy_to_tile_buffer"],
+    "buffer_3d": ["a tile buffer of shape (8, 8, 8) (PTO tiles are 2-D", "memref.alloca"],
 }
 
 

@@ -228,3 +228,71 @@ func.func @constants_only(%Y: memref<8x16xf32>) {
   }
   return
 }
+
+// A row sum stored into every column of the row: a per-row value is one column.
+func.func @row_value_to_window(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %jj, %kk = krnl.define_loops 2
+    %s = krnl.iterate(%jj) with (%jj -> %j = 0 to 16) iter_args(%a = %z) -> (f32) {
+      %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+      %n = arith.addf %a, %v : f32
+      krnl.yield %n : f32
+    }
+    krnl.iterate(%kk) with (%kk -> %k = 0 to 16) {
+      krnl.store %s, %Y[%i, %k] : memref<8x16xf32>
+    }
+  }
+  return
+}
+
+// sum(row) - X[i, k]: PTO has the row-broadcast ops tile - per-row, not the reverse.
+func.func @row_value_minus_tile(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %jj, %kk = krnl.define_loops 2
+    %s = krnl.iterate(%jj) with (%jj -> %j = 0 to 16) iter_args(%a = %z) -> (f32) {
+      %v = krnl.load %X[%i, %j] : memref<8x16xf32>
+      %n = arith.addf %a, %v : f32
+      krnl.yield %n : f32
+    }
+    krnl.iterate(%kk) with (%kk -> %k = 0 to 16) {
+      %v = krnl.load %X[%i, %k] : memref<8x16xf32>
+      %d = arith.subf %s, %v : f32
+      krnl.store %d, %Y[%i, %k] : memref<8x16xf32>
+    }
+  }
+  return
+}
+
+// padToNext = [1, 4]: TFILLPAD pads the whole tile, not to the next multiple of 4.
+func.func @pad_to_next(%src: memref<7x6xf32>, %out: memref<7x6xf32>) {
+  %pad = arith.constant 0.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  %jb, %jl = krnl.block %jj 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ib, %jb) with (%ii -> %i = 0 to 7, %jj -> %j = 0 to 6) {
+    %i0, %j0 = krnl.get_induction_var_value(%ib, %jb) : (!krnl.loop, !krnl.loop) -> (index, index)
+    %buf = memref.alloca() : memref<4x8xf32>
+    krnl.copy_to_tile_buffer %buf, %src[%i0, %j0], %pad {padToNext = [1, 4], tileSize = [4, 8]} : memref<4x8xf32>, memref<7x6xf32>
+    krnl.copy_from_tile_buffer %buf, %out[%i0, %j0] {tileSize = [4, 8]} : memref<4x8xf32>, memref<7x6xf32>
+  }
+  return
+}
+
+// A 3-D tile buffer.
+func.func @buffer_3d(%src: memref<8x8x8xf32>, %out: memref<8x8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %ii, %jj, %kk = krnl.define_loops 3
+  %ib, %il = krnl.block %ii 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ib) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 8, %kk -> %k = 0 to 8) {
+    %i0 = krnl.get_induction_var_value(%ib) : (!krnl.loop) -> (index)
+    %buf = memref.alloca() : memref<8x8x8xf32>
+    krnl.copy_to_tile_buffer %buf, %src[%i0, %c0, %c0], %pad : memref<8x8x8xf32>, memref<8x8x8xf32>
+    krnl.copy_from_tile_buffer %buf, %out[%i0, %c0, %c0] : memref<8x8x8xf32>, memref<8x8x8xf32>
+  }
+  return
+}

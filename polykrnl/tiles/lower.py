@@ -337,7 +337,6 @@ def _free(item: Item) -> set[sympy.Symbol]:
             out |= sympy.sympify(e).free_symbols
         for x in item.body:
             out |= _free(x)
-        out -= {item.symbol}
         out = {s for s in out if s.name != item.var}
     elif isinstance(item, SetValid):
         for e in (item.rows, item.cols):
@@ -380,9 +379,7 @@ def _nest(b: _Builder, node: SNode) -> list[Item]:
         if info.tile_size is None:
             raise _fail(_first_statement(sched, node), f"tile loop {info.name} has no tile size")
         var = _sym(info.name)
-        lb = _bounds(info.lbs, values, f"lower bound of {info.name}", True)
         ub = _bounds(info.ubs, values, f"upper bound of {info.name}", False)
-        del lb
         values[info.vid] = var
         axes[info.origin] = _Axis(
             info.origin, var, sympy.Min(info.tile_size, ub - var), info.tile_size, info
@@ -570,28 +567,44 @@ class _Tilewise:
         return self.row.extent, cols
 
     def new_tile(self, base: str) -> str:
-        assert self.dt is not None
         rows, cols = self.shape()
-        vr, vc = self.valid()
-        static_r = _static(vr, {}) if self.row.tile_loop is None else None
-        static_c = _static(vc, {}) if self.col is None or self.col.tile_loop is None else None
-        tt = TileType(Loc.Vec, self.dt, rows, cols, BLayout.RowMajor, static_r, static_c)
-        name = self.b.tile(base, tt, "tile")
-        if static_r is None or static_c is None:
-            self.items.append(
-                SetValid(name, vr if static_r is None else None, vc if static_c is None else None)
-            )
-        return name
+        tiled = (
+            self.row.tile_loop is not None,
+            self.col is not None and self.col.tile_loop is not None,
+        )
+        return self.declare(base, rows, cols, self.valid(), tiled, BLayout.RowMajor, "tile")
 
     def new_col(self, base: str) -> str:
         assert self.dt is not None
         rows = _round_up(self.row.size, ALIGN_BYTES // self.dt.size)
-        vr = self.row.extent
-        static_r = _static(vr, {}) if self.row.tile_loop is None else None
-        tt = TileType(Loc.Vec, self.dt, rows, 1, BLayout.ColMajor, static_r, 1)
-        name = self.b.tile(base, tt, "col")
-        if static_r is None:
-            self.items.append(SetValid(name, vr, None))
+        valid = (self.row.extent, sympy.Integer(1))
+        tiled = (self.row.tile_loop is not None, False)
+        return self.declare(base, rows, 1, valid, tiled, BLayout.ColMajor, "col")
+
+    def declare(
+        self,
+        base: str,
+        rows: int,
+        cols: int,
+        valid: tuple[sympy.Expr, sympy.Expr],
+        tiled: tuple[bool, bool],
+        layout: BLayout,
+        kind: str,
+    ) -> str:
+        """A Vec tile of the nest: a valid dimension is static when it is the same on
+        every tile (not blocked, constant), else set per iteration with SetValid."""
+        assert self.dt is not None
+        static = [None if t else _static(v, {}) for v, t in zip(valid, tiled, strict=True)]
+        tt = TileType(Loc.Vec, self.dt, rows, cols, layout, static[0], static[1])
+        name = self.b.tile(base, tt, kind)
+        if None in static:
+            self.items.append(
+                SetValid(
+                    name,
+                    valid[0] if static[0] is None else None,
+                    valid[1] if static[1] is None else None,
+                )
+            )
         return name
 
 
@@ -792,18 +805,10 @@ def _same_dtype(t: _Tilewise, s: Statement, dt: DType) -> None:
 def _transposed_tile(t: _Tilewise, s: Statement, base: str) -> str:
     """A tile of the transposed shape (cols x rows) for a TLOAD before TTRANS."""
     assert t.dt is not None and t.col is not None
-    per_block = ALIGN_BYTES // t.dt.size
-    rows, cols = t.col.size, _round_up(t.row.size, per_block)
-    vr, vc = t.col.extent, t.row.extent
-    static_r = _static(vr, {}) if t.col.tile_loop is None else None
-    static_c = _static(vc, {}) if t.row.tile_loop is None else None
-    tt = TileType(Loc.Vec, t.dt, rows, cols, BLayout.RowMajor, static_r, static_c)
-    name = t.b.tile(base, tt, "tile")
-    if static_r is None or static_c is None:
-        t.items.append(
-            SetValid(name, vr if static_r is None else None, vc if static_c is None else None)
-        )
-    return name
+    cols = _round_up(t.row.size, ALIGN_BYTES // t.dt.size)
+    valid = (t.col.extent, t.row.extent)
+    tiled = (t.col.tile_loop is not None, t.row.tile_loop is not None)
+    return t.declare(base, t.col.size, cols, valid, tiled, BLayout.RowMajor, "tile")
 
 
 def _expanded(t: _Tilewise, s: Statement, x: _Value) -> _Value:

@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import ParseError as XParseError
 from xdsl.utils.lexer import Span
 
 from polykrnl.errors import ParseError, SourceLocation
+from polykrnl.model.arith_ext import ARITH_EXT_OPS
 from polykrnl.model.dialect import Krnl
 from polykrnl.model.ir import LineIndex, Module
 
@@ -43,6 +44,8 @@ def context() -> Context:
     ctx = Context()
     for d in DIALECTS:
         ctx.load_dialect(d)
+    for op in ARITH_EXT_OPS:
+        ctx.load_op(op)
     return ctx
 
 

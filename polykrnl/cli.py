@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from polykrnl.errors import ArgumentError, PolykrnlError, UnsupportedError
+from polykrnl.ops import SupportTable, supported_ops
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -71,6 +72,20 @@ def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
 
     out.write(load(args.file).print(generic=args.generic))
+    return EXIT_OK
+
+
+def _cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
+    table = supported_ops()
+    if args.dialect is not None:
+        rows = tuple(r for r in table.rows if r.dialect == args.dialect)
+        if not rows:
+            dialects = sorted({r.dialect for r in table.rows})
+            raise _UsageError(
+                f"no dialect named {args.dialect!r}; polykrnl parses {', '.join(dialects)}"
+            )
+        table = SupportTable(table.stages, rows)
+    out.write((table.to_json() if args.json else str(table)) + "\n")
     return EXIT_OK
 
 
@@ -556,6 +571,11 @@ def _build_parser() -> _ArgumentParser:
         "(to_numpy(parallel=True))",
     )
     sp.set_defaults(handler=_cmd_run)
+
+    sp = sub.add_parser("ops", help="which ops each stage supports (parse, interpret, numpy...)")
+    sp.add_argument("--json", action="store_true", help="a JSON list, one object per op")
+    sp.add_argument("--dialect", help="only the ops of this dialect (arith, krnl, ...)")
+    sp.set_defaults(handler=_cmd_ops)
 
     sp = sub.add_parser("demo", help="an end-to-end tour on a built-in example")
     sp.set_defaults(handler=_cmd_demo)

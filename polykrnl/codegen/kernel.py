@@ -110,7 +110,7 @@ class NumpyKernel:
             values = fast
         else:
             # Lists, conversions and every error message: the interpreter's rules.
-            values, writeback = Interpreter(fn.module)._bind_arguments(fn, arrays_and_params)
+            values, writeback = Interpreter(fn.module).bind_arguments(fn, arrays_and_params)
         with np.errstate(all="ignore"):
             results = self._function(*values)
         if results is None:

@@ -16,7 +16,8 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import _attr_to_py, scalar_dtype
+from polykrnl.model.interpreter import scalar_dtype
+from polykrnl.model.interpreter.krnl import attr_to_py
 from polykrnl.model.ir import int_list
 
 HELPERS: dict[str, str] = {
@@ -194,7 +195,7 @@ def memory_call(
         return "_pk_matmul", _call("_pk_matmul", args)
     if isinstance(op, k.CallOp):
         kwargs = {
-            n: _attr_to_py(a)
+            n: attr_to_py(a)
             for n, a in {**op.attributes, **op.properties}.items()
             if n not in ("funcName", "numOfOutput")
         }

@@ -32,7 +32,7 @@ from polykrnl.codegen.memory_ops import memory_call
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype, scalar_dtype
-from polykrnl.model.poly import PolyProgram, Statement, _is_pure
+from polykrnl.model.poly import PolyProgram, Statement, is_pure
 
 
 def name(x: str) -> ast.Name:
@@ -276,7 +276,7 @@ class StatementWriter:
                     )
                 self.env[r] = self.loop_value(handle_loop)
             return self.env[v]
-        if _is_pure(op) and not isinstance(op, k.IterateOp):
+        if is_pure(op) and not isinstance(op, k.IterateOp):
             self.op(op)
             return self.env[v]
         if isinstance(v.type, MemRefType):

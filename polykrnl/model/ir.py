@@ -12,12 +12,12 @@ import bisect
 import io
 import linecache
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntegerAttr, ModuleOp
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.printer import Printer
 
 from polykrnl.display import display_box, highlight
@@ -75,15 +75,23 @@ class Module:
     transformations produce new objects.
     """
 
-    __slots__ = ("_index", "_names", "filename", "op", "source")
+    __slots__ = ("filename", "line_index", "op", "source", "source_names")
 
-    def __init__(self, op: ModuleOp, *, source: str | None = None, filename: str = "<string>"):
+    def __init__(
+        self,
+        op: ModuleOp,
+        *,
+        source: str | None = None,
+        filename: str = "<string>",
+        source_names: Mapping[SSAValue, str] | None = None,
+    ):
         self.op = op
         self.source = source
         self.filename = filename
-        self._index = LineIndex(source) if source is not None else None
-        # Source names of block arguments, per op (read back from the text once).
-        self._names: dict[Operation, list[str]] = {}
+        self.line_index = LineIndex(source) if source is not None else None
+        # xDSL keeps only a name hint per value (none for `%0`, `a` for `%a_1`); the
+        # parser records the names the source gives, so that messages can quote them.
+        self.source_names: Mapping[SSAValue, str] = source_names or {}
 
     @property
     def functions(self) -> tuple[Function, ...]:
@@ -134,8 +142,8 @@ def location_of(op: Operation, module: Module | None = None) -> SourceLocation |
     if not isinstance(loc, FileLineColLoc):
         return None
     file, line, col = loc.filename.data, loc.line.data, loc.column.data
-    if module is not None and module._index is not None and file == module.filename:
-        idx = module._index
+    if module is not None and module.line_index is not None and file == module.filename:
+        idx = module.line_index
         if 1 <= line <= len(idx.starts):
             offset = idx.starts[line - 1] + col - 1
             return idx.location(file, offset, _token_length(idx.text, offset))
@@ -171,8 +179,6 @@ class Function:
             return tuple(
                 Argument(f"arg{i}", t) for i, t in enumerate(self.op.function_type.inputs.data)
             )
-        from polykrnl.model.nest import value_name  # nest builds on this module
-
         out = []
         for i, a in enumerate(self.op.body.block.args):
             # The source's name: xDSL drops a `_<digits>` suffix from name hints.
@@ -201,3 +207,17 @@ class Function:
     def _repr_html_(self) -> str:
         args = ", ".join(f"%{a.name}: {a.type}" for a in self.arguments)
         return display_box("function", f"@{self.name}({args})", highlight(self.print(), "mlir"))
+
+
+def value_name(v: SSAValue, module: Module | None = None) -> str:
+    """The name `v` has in the source text (`%0#1`, `%a_1`), else a description."""
+    if module is not None and (name := module.source_names.get(v)) is not None:
+        return name
+    if v.name_hint:
+        return f"%{v.name_hint}"
+    if isinstance(v, OpResult):
+        return f"result {v.index} of {v.op.name}"
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        return f"argument {v.index} of {parent.name if parent else 'a block'}"
+    return "a value"

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from xdsl.dialects import affine, arith, func, scf
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -46,7 +45,7 @@ from xdsl.ir.affine import (
 
 from polykrnl.errors import Diagnostic, VerifyError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, Module, location_of
+from polykrnl.model.ir import Function, location_of, value_name
 
 LoopKind = Literal["loop", "tile", "point"]
 
@@ -827,112 +826,3 @@ def linear_form(
 
 
 # ------------------------------------------------------------- value names
-
-_ID = r"%[\w$.\-]+"
-_RESULTS = re.compile(rf"((?:{_ID}(?::\d+)?\s*,\s*)*{_ID}(?::\d+)?)\s*=\s*\"?\s*$")
-_RESULT_GROUP = re.compile(rf"({_ID})(?::(\d+))?")
-
-
-def value_name(v: SSAValue, module: Module | None = None) -> str:
-    """The name `v` has in the source text (`%0#1`, `%a_1`), else a description.
-
-    xDSL keeps only a name hint (none for `%0`, `a` for `%a_1`), so messages
-    that name values read the names back from the source when there is one.
-    """
-    if module is not None and module.source is not None:
-        try:
-            name = _source_name(v, module, module.source)
-        except (IndexError, ValueError):
-            name = None
-        if name is not None:
-            return name
-    if v.name_hint:
-        return f"%{v.name_hint}"
-    if isinstance(v, OpResult):
-        return f"result {v.index} of {v.op.name}"
-    if isinstance(v, BlockArgument):
-        parent = v.block.parent_op()
-        return f"argument {v.index} of {parent.name if parent else 'a block'}"
-    return "a value"
-
-
-def _offset_of(op: Operation, module: Module) -> int | None:
-    loc = location_of(op, module)
-    index = module._index
-    if loc is None or index is None or loc.file != module.filename:
-        return None
-    if not 1 <= loc.line <= len(index.starts):
-        return None
-    return index.starts[loc.line - 1] + loc.column - 1
-
-
-def _balanced(text: str, start: int) -> str | None:
-    """The text inside the parentheses that open at or after `start`."""
-    open_at = text.find("(", start)
-    if open_at < 0:
-        return None
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "(":
-            depth += 1
-        elif text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : i]
-    return None
-
-
-def _source_name(v: SSAValue, module: Module, text: str) -> str | None:
-    if isinstance(v, OpResult):
-        at = _offset_of(v.op, module)
-        if at is None:
-            return None
-        line_start = text.rfind("\n", 0, at) + 1
-        m = _RESULTS.search(text, line_start, at)
-        if m is None:
-            return None
-        names: list[str] = []
-        for g in _RESULT_GROUP.finditer(m.group(1)):
-            if g.group(2) is None:
-                names.append(g.group(1))
-            else:
-                names += [f"{g.group(1)}#{i}" for i in range(int(g.group(2)))]
-        return names[v.index] if len(names) == len(v.op.results) else None
-    if not isinstance(v, BlockArgument):
-        return None
-    parent = v.block.parent_op()
-    if parent is None:
-        return None
-    cached = module._names.get(parent)
-    if cached is None:
-        cached = module._names[parent] = _block_arg_names(parent, module, text) or []
-    return cached[v.index] if v.index < len(cached) else None
-
-
-def _block_arg_names(parent: Operation, module: Module, text: str) -> list[str] | None:
-    """The source names of the block arguments of `parent` (func, iterate, for)."""
-    if (at := _offset_of(parent, module)) is None:
-        return None
-    at += len(parent.name)
-    if text.startswith('"', at):
-        return None  # the generic form: its block arguments carry their own names
-    if isinstance(parent, func.FuncOp):
-        inside = _balanced(text, at)
-        names = re.findall(rf"({_ID})\s*:", inside or "")
-    elif isinstance(parent, k.IterateOp):
-        with_at = re.compile(r"\bwith\b").search(text, at)
-        body_at = text.find("{", at)
-        inside = _balanced(text, with_at.end()) if with_at else None
-        if inside is None or with_at is None or with_at.start() > body_at >= 0:
-            return None
-        names = re.findall(rf"->\s*({_ID})\s*=", inside)
-        if parent.iter_args:
-            iter_at = re.compile(r"\biter_args\b").search(text, with_at.end() + len(inside))
-            extra = _balanced(text, iter_at.end()) if iter_at else None
-            names += re.findall(rf"({_ID})\s*=", extra or "")
-    elif isinstance(parent, affine.ForOp | scf.ForOp):
-        m = re.compile(rf"\s*({_ID})\s*=").match(text, at)
-        names = [m.group(1)] if m else []
-    else:
-        return None
-    return names

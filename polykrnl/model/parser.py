@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -16,15 +17,15 @@ from typing import cast
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError as XParseError
 from xdsl.utils.lexer import Span
 
 from polykrnl.errors import ParseError, SourceLocation
-from polykrnl.model.arith_ext import ARITH_EXT_OPS
 from polykrnl.model.dialect import Krnl
 from polykrnl.model.ir import LineIndex, Module
+from polykrnl.model.std_ext import STD_EXT_OPS
 
 DIALECTS = (
     builtin.Builtin,
@@ -44,7 +45,7 @@ def context() -> Context:
     ctx = Context()
     for d in DIALECTS:
         ctx.load_dialect(d)
-    for op in ARITH_EXT_OPS:
+    for op in STD_EXT_OPS:
         ctx.load_op(op)
     return ctx
 
@@ -56,6 +57,20 @@ class _LocatingParser(Parser):
         super().__init__(context(), text, filename)
         self._filename = filename
         self._index = LineIndex(text)
+        #: each value defined in the text, with the name the text gives it
+        self.source_names: dict[SSAValue, str] = {}
+
+    def _register_ssa_definition(
+        self, name: str, values: Sequence[SSAValue], span: Span[str]
+    ) -> None:
+        # xDSL's one entry point for every SSA definition (op results, block
+        # arguments), where the source's own name is still known.
+        super()._register_ssa_definition(name, values, span)
+        if len(values) == 1:
+            self.source_names[values[0]] = f"%{name}"
+        else:
+            for i, v in enumerate(values):
+                self.source_names[v] = f"%{name}#{i}"
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -195,7 +210,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
     except Exception as e:  # xDSL raises plain exceptions from some op constructors
         span = parser._current_token.span if parser is not None else None
         raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
-    module = Module(op, source=text, filename=filename)
+    module = Module(op, source=text, filename=filename, source_names=parser.source_names)
     _check_single_blocks(module)
     return module
 
@@ -211,7 +226,7 @@ def _check_single_blocks(module: Module) -> None:
             if len(region.blocks) > 1:
                 second = region.blocks[1]
                 loc = module.location(second.first_op or op)
-                index = module._index
+                index = module.line_index
                 if loc is not None and index is not None and second.first_op is not None:
                     # Point at the `^bb` label that opens the second block.
                     at = index.text.rfind("^", 0, index.starts[loc.line - 1] + loc.column - 1)

@@ -468,7 +468,7 @@ _RECIPE = frozenset({"krnl.parallel", "krnl.unroll"})
 _IO_OPS = frozenset({"krnl.print", "krnl.print_tensor", "krnl.runtime_instrument"})
 
 
-def _is_pure(op: Operation) -> bool:
+def is_pure(op: Operation) -> bool:
     return op.name.startswith(_PURE_PREFIXES) or op.name in _PURE_OPS
 
 
@@ -815,7 +815,7 @@ class _ProgramBuilder:
                 if op.name in ("memref.alloc", "memref.alloca"):
                     self.alloc_loops[op] = loops
         position = {op: n for n, op in enumerate(ops)}
-        anchors = [op for op in ops if not _is_pure(op)]
+        anchors = [op for op in ops if not is_pure(op)]
         anchor_at = [position[a] for a in anchors]
         # Which anchors use each pure op (through pure ops of the chunk).
         users: dict[Operation, set[Operation]] = {}
@@ -826,7 +826,7 @@ class _ProgramBuilder:
                 if (
                     isinstance(d, Operation)
                     and d in position
-                    and _is_pure(d)
+                    and is_pure(d)
                     and anchor not in users.setdefault(d, set())
                 ):
                     users[d].add(anchor)
@@ -839,7 +839,7 @@ class _ProgramBuilder:
         # get a statement of their own that stores them in a virtual array.
         exported: list[Operation] = []
         for op in ops:
-            if not _is_pure(op):
+            if not is_pure(op):
                 continue
             outside = any(
                 not _uses_inside(use.operation, position) for r in op.results for use in r.uses
@@ -883,7 +883,7 @@ class _ProgramBuilder:
         if op.name in _LOADS:
             out.add(_base(op.operands[0]))
         for v in op.operands:
-            if isinstance(v, OpResult) and _is_pure(v.op) and not isinstance(v.op, k.IterateOp):
+            if isinstance(v, OpResult) and is_pure(v.op) and not isinstance(v.op, k.IterateOp):
                 inner = self.arrays_read(v.op, seen)
                 if inner is None:
                     return None
@@ -926,7 +926,7 @@ class _ProgramBuilder:
                 if parent is not None and not isinstance(parent, func.FuncOp | k.IterateOp):
                     return True
             elif isinstance(v, OpResult):
-                if isinstance(v.op, k.IterateOp) or not _is_pure(v.op):
+                if isinstance(v.op, k.IterateOp) or not is_pure(v.op):
                     return True
                 if self.memory_dependent(v.op, seen):
                     return True
@@ -946,7 +946,7 @@ class _ProgramBuilder:
                     isinstance(d, Operation)
                     and d in position
                     and d not in need
-                    and _is_pure(d)
+                    and is_pure(d)
                     and (d not in exported or d is a)
                 ):
                     need.add(d)
@@ -1095,7 +1095,7 @@ class _ProgramBuilder:
             return True
         if isinstance(v.type, MemRefType):
             return False
-        if _is_pure(d):
+        if is_pure(d):
             return self.memory_dependent(d)
         return True
 
@@ -1179,7 +1179,7 @@ class _ProgramBuilder:
             for v in _memref_operands_deep(op):
                 access(v, None, False, True, op)
                 access(v, None, True, True, op)
-        elif _is_pure(op) or name in (
+        elif is_pure(op) or name in (
             "krnl.print",
             "krnl.print_tensor",
             "krnl.runtime_instrument",

@@ -15,14 +15,16 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import islpy as isl
+import numpy as np
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import InterpretError, UnsupportedError
 from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import Interpreter, _Fail, _Frame, handed_back
+from polykrnl.model.interpreter.core import Frame, Interpreter
+from polykrnl.model.interpreter.values import Fail, handed_back
 from polykrnl.model.ir import Function
-from polykrnl.model.poly import PolyProgram, Statement, _is_pure
+from polykrnl.model.poly import PolyProgram, Statement, is_pure
 
 Instance = tuple[str, dict[str, int]]
 
@@ -45,7 +47,7 @@ def run_schedule(fn: Function, schedule: Ordered, arguments: Mapping[str, Any]) 
             hint="pass a schedule built from this function",
         )
     it = Interpreter(fn.module)
-    values, writeback = it._bind_arguments(fn, arguments)
+    values, writeback = it.bind_arguments(fn, arguments)
     args: dict[SSAValue, Any] = dict(zip(fn.op.body.block.args, values, strict=True))
     params = _params(program, fn, args)
     order = schedule.trace(**params)
@@ -58,8 +60,6 @@ def run_schedule(fn: Function, schedule: Ordered, arguments: Mapping[str, Any]) 
 
 
 def _errstate() -> Any:
-    import numpy as np
-
     return np.errstate(all="ignore")
 
 
@@ -102,7 +102,7 @@ class _Runner:
         self.it = it
         self.fn = fn
         self.program = program
-        self.frame = _Frame(fn, it._nest(fn))
+        self.frame = Frame(fn, it.nest_of(fn))
         # krnl.get_induction_var_value looks its loop up in the program's own nest.
         self.frame.nest = program.nest
         self.base = dict(args)
@@ -161,7 +161,7 @@ class _Runner:
             self.ensure_operands(op, inside, s, loops_now)
             if op.name == "krnl.yield":
                 continue
-            self.it._exec_op(op, fr)
+            self.it.exec_op(op, fr)
         own = loops_now
         if s.kind == "init":
             assert s.iterate is not None
@@ -212,10 +212,10 @@ class _Runner:
                 arr, def_loops = self.program.virtual[v]
                 fr.env[v] = self.store[(arr, self.key(s, loops_now, def_loops))]
                 return
-            if _is_pure(op) and not isinstance(op, k.IterateOp):
+            if is_pure(op) and not isinstance(op, k.IterateOp):
                 for x in op.operands:
                     self.ensure(x, s, loops_now)
-                self.it._exec_op(op, fr)
+                self.it.exec_op(op, fr)
                 return
             d = self.by_anchor.get(op)
             if d is not None and (v, self.key(s, loops_now, d.dim_loops)) in self.store:
@@ -243,9 +243,9 @@ class _Runner:
             try:
                 dummy = self.program.statements[0] if self.program.statements else None
                 if dummy is None:
-                    raise _Fail("no statement")
+                    raise Fail("no statement")
                 self.ensure(v, dummy, ())
-            except (InterpretError, _Fail, ValueError):
+            except (InterpretError, Fail, ValueError):
                 raise UnsupportedError(
                     f"cannot compute the result {_describe(v)} of @{self.fn.name} "
                     "after a scheduled run",

@@ -1,0 +1,132 @@
+"""Ops of MLIR's standard dialects that xDSL lacks, defined here with MLIR's meaning.
+
+They join xDSL's own ops in polykrnl's parsing context
+(:func:`polykrnl.model.parser.context`), so they parse, print and verify like
+their siblings (each borrows the syntax and checks of a sibling xDSL has);
+each stage gives them meaning in its module of their dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects import affine, arith
+from xdsl.dialects.arith import FloatingPointLikeBinaryOperation
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, IndexType, IntegerType
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.traits import Pure
+
+# ------------------------------------------------------------------ arith
+
+
+@irdl_op_definition
+class RemFOp(FloatingPointLikeBinaryOperation):
+    """`arith.remf`: the remainder of a float division, with the sign of the dividend (C fmod)."""
+
+    name = "arith.remf"
+
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class IndexCastUIOp(IRDLOperation):
+    """`arith.index_castui`: like index_cast, but the integer side is read as unsigned."""
+
+    name = "arith.index_castui"
+
+    input = operand_def(base(IntegerType) | base(IndexType))
+    result = result_def(base(IntegerType) | base(IndexType))
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    verify_ = arith.IndexCastOp.verify_
+
+
+# ------------------------------------------------------------------ math
+
+
+class _FloatPredicate(IRDLOperation):
+    """A test on a float: `math.isnan %x : f32` gives an i1."""
+
+    operand = operand_def(AnyFloat)
+    result = result_def(IntegerType(1))
+
+    traits = traits_def(Pure())
+
+    assembly_format: ClassVar[str | None] = "$operand attr-dict `:` type($operand)"
+
+
+@irdl_op_definition
+class IsNaNOp(_FloatPredicate):
+    """`math.isnan`: whether the operand is a NaN."""
+
+    name = "math.isnan"
+
+
+@irdl_op_definition
+class IsInfOp(_FloatPredicate):
+    """`math.isinf`: whether the operand is +inf or -inf."""
+
+    name = "math.isinf"
+
+
+@irdl_op_definition
+class IsFiniteOp(_FloatPredicate):
+    """`math.isfinite`: whether the operand is neither a NaN nor infinite."""
+
+    name = "math.isfinite"
+
+
+# ------------------------------------------------------------------ affine
+
+
+@irdl_op_definition
+class MaxOp(IRDLOperation):
+    """`affine.max map(dims)[symbols]`: the largest result of the map (affine.min's syntax)."""
+
+    name = "affine.max"
+
+    arguments = var_operand_def(IndexType())
+    result = result_def(IndexType())
+    map = prop_def(AffineMapAttr)
+
+    def __init__(self, map_operands: Sequence[SSAValue | Operation], affine_map: AffineMapAttr):
+        super().__init__(
+            operands=[map_operands], properties={"map": affine_map}, result_types=[IndexType()]
+        )
+
+    verify_ = affine.MinOp.verify_
+    print = affine.MinOp.print
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MaxOp:
+        at = parser.pos
+        m = parser.parse_attribute()
+        if not isinstance(m, AffineMapAttr):
+            parser.raise_error("expected an affine map", at_position=at)
+        index = IndexType()
+        delimiter = parser.Delimiter
+        dims = parser.parse_optional_comma_separated_list(
+            delimiter.PAREN, lambda: parser.parse_operand(index)
+        )
+        syms = parser.parse_optional_comma_separated_list(
+            delimiter.SQUARE, lambda: parser.parse_operand(index)
+        )
+        return cls([*(dims or []), *(syms or [])], m)
+
+
+STD_EXT_OPS = (RemFOp, IndexCastUIOp, IsNaNOp, IsInfOp, IsFiniteOp, MaxOp)

@@ -61,13 +61,17 @@ class OpTable(Generic[T]):
     def __iter__(self) -> Iterator[OpClass]:
         return iter(self._impls)
 
+    def missing_text(self, op: Operation) -> tuple[str, str]:
+        """The message and hint for an op this stage has no entry for."""
+        return (
+            f"`{op.name}` is not supported by {self.doing} yet",
+            f"{self.hint} (`polykrnl ops` lists what each stage supports)",
+        )
+
     def missing(self, op: Operation, location: SourceLocation | None) -> UnsupportedError:
         """The error for an op this stage has no entry for."""
-        return UnsupportedError(
-            f"`{op.name}` is not supported by {self.doing} yet",
-            location=location,
-            hint=f"{self.hint} (`polykrnl ops` lists what each stage supports)",
-        )
+        message, hint = self.missing_text(op)
+        return UnsupportedError(message, location=location, hint=hint)
 
     def require(self, op: Operation, location: SourceLocation | None) -> T:
         impl = self._impls.get(type(op))

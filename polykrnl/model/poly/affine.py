@@ -1,0 +1,37 @@
+"""The affine dialect in the polyhedral model: loads and stores through maps are exact."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects import affine
+from xdsl.ir import Operation
+
+from polykrnl.model.poly.domains import Expr, map_results
+from polykrnl.model.poly.table import POLY, Accessor, OpModel, no_accesses, opaque
+
+
+def _apply(op: Operation, expr: Expr) -> str | None:
+    op = cast(affine.ApplyOp, op)
+    return map_results(op.map.data, [expr.of(x) for x in op.operands])[0]
+
+
+def _load(op: Operation, expr: Expr, access: Accessor) -> None:
+    op = cast(affine.LoadOp, op)
+    args = [expr.of(i) for i in op.indices]
+    access(op.memref, map_results(op.map.data, args) if op.map else args, False, False, op)
+
+
+def _store(op: Operation, expr: Expr, access: Accessor) -> None:
+    op = cast(affine.StoreOp, op)
+    args = [expr.of(i) for i in op.indices]
+    access(op.memref, map_results(op.map.data, args) if op.map else args, True, False, op)
+
+
+POLY.add(OpModel(pure=True, accesses=no_accesses, index=_apply, index_final=True), affine.ApplyOp)
+POLY.add(
+    OpModel(pure=True, load=True, reads_memory=True, accesses=_load, writes=False), affine.LoadOp
+)
+POLY.add(OpModel(accesses=_store, writes=1), affine.StoreOp)
+POLY.add(OpModel(terminator=True, accesses=no_accesses), affine.YieldOp)
+POLY.add(OpModel(accesses=opaque), affine.ForOp, affine.IfOp, affine.ParallelOp)

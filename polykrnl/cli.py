@@ -231,13 +231,13 @@ def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
     doc = _module_docstring(kernels, source_name)
     if len(kernels) == 1:
         return doc + "\n" + kernels[0].source
-    from polykrnl.codegen import memory_ops, scalar_ops
+    from polykrnl.codegen import memory_ops, numpy_ops
 
     helpers: list[str] = []
 
     def add(h: str) -> None:  # dependencies first, as the generator orders them
         if h not in helpers:
-            for d in scalar_ops.HELPER_DEPS.get(h, ()):
+            for d in numpy_ops.HELPER_DEPS.get(h, ()):
                 add(d)
             helpers.append(h)
 
@@ -254,7 +254,7 @@ def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
                     hint="emit the functions one at a time with --func NAME",
                 )
         owner[k.entry] = _schedule_comment(k)
-    blocks = [scalar_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
+    blocks = [numpy_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
     blocks += [owner.get(name, "") + text for name, text in functions.items()]
     return doc + "\nimport numpy as np\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-import polykrnl.codegen.kernel  # loads the NumPy stage's op table
-import polykrnl.model.interpreter  # noqa: F401  (loads the interpreter's op table)
+import polykrnl.codegen.numpy_ops
+import polykrnl.model.interpreter
+import polykrnl.model.poly  # noqa: F401  (loads the polyhedral model's op table)
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
 from polykrnl.model.registry import TABLES

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexTy
 from xdsl.ir import BlockArgument, SSAValue
 
 from polykrnl import display
-from polykrnl.codegen import scalar_ops
+from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
@@ -157,7 +157,7 @@ def to_numpy(
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
     names.taken.update({"np", "range", "min", "max", "_pk_calls", "_pk_pool"})
-    names.taken.update(scalar_ops.PRELUDE, HELPERS)
+    names.taken.update(numpy_ops.PRELUDE, HELPERS)
     names.taken.update(f"kernel_{f.name}" for f in fn.module.functions if f.name != fn.name)
     args: dict[SSAValue, str] = {}
     params: list[str] = []
@@ -263,7 +263,7 @@ def to_numpy(
             *(f"#   {line}" for line in str(sched.loops()).splitlines()),
             "import numpy as np",
             "",
-            *(scalar_ops.PRELUDE.get(h) or HELPERS[h] for h in helpers),
+            *(numpy_ops.PRELUDE.get(h) or HELPERS[h] for h in helpers),
             "",
             *(c.function_source for c in callees.values()),
         ]
@@ -310,7 +310,7 @@ def _with_deps(helpers: set[str]) -> list[str]:
     def add(h: str) -> None:
         if h in out:
             return
-        for d in scalar_ops.HELPER_DEPS.get(h, ()):
+        for d in numpy_ops.HELPER_DEPS.get(h, ()):
             add(d)
         out.append(h)
 

@@ -26,7 +26,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from polykrnl.codegen import scalar_ops
+from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import memory_call
 from polykrnl.errors import UnsupportedError
@@ -419,9 +419,9 @@ class StatementWriter:
             helper, call_expr = found
             self.st.helpers.add(helper)
             self.out.append(ast.Expr(call_expr))
-        elif scalar_ops.supported(op):
+        elif numpy_ops.supported(op):
             args = [self.value(x) for x in op.operands]
-            exprs = scalar_ops.emit(op, args, self.st.helpers)
+            exprs = numpy_ops.emit(op, args, self.st.helpers)
             for r, x in zip(op.results, exprs, strict=True):
                 if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
                     self.env[r] = x
@@ -618,7 +618,7 @@ def _index(subs: list[ast.expr]) -> ast.expr:
 
 def _vector_op(op: Operation) -> bool:
     """Ops that work on arrays over the vectorized loops (element ops and index values)."""
-    return scalar_ops.supported(op) or isinstance(op, k.GetInductionVarValueOp)
+    return numpy_ops.supported(op) or isinstance(op, k.GetInductionVarValueOp)
 
 
 def _iterator_plus_constant(e: ast.expr) -> tuple[str, int] | None:

@@ -1,4 +1,4 @@
-"""scalar_ops against the reference interpreter, bit for bit, on edge-case inputs.
+"""numpy_ops against the reference interpreter, bit for bit, on edge-case inputs.
 
 Each case is one op on one combination of types. A Krnl function loads the
 operands from memrefs element by element, applies the op and stores the
@@ -8,14 +8,14 @@ returns for the op is evaluated (a) on the NumPy scalars of each element,
 operands, with one of them a scalar, and in an outer (2-D) broadcast. Results are
 compared bit for bit (floats: NaN for NaN, payloads ignored; `index` results
 modulo 2**64, see below), and the type of each result is checked against the
-value contract of ``polykrnl.codegen.scalar_ops``.
+value contract of ``polykrnl.codegen.numpy_ops``.
 
 Inputs where the interpreter raises (undefined behaviour: division by zero,
 over-wide shifts, fptosi of NaN, ...) are given by each case's ``defined``
 predicate; the interpreter must raise on them, and the emitted expression must
 return (or raise) without hanging.
 
-Two documented differences with the interpreter (see scalar_ops' docstring):
+Two documented differences with the interpreter (see numpy_ops' docstring):
 - max/min of +0.0 and -0.0 (`arith.maximumf`, `minimumf`, `maxnumf`,
   `minnumf`): the interpreter returns whichever zero NumPy's scalar loop
   picks; generated code orders -0.0 < +0.0 (checked here on those inputs);
@@ -37,12 +37,10 @@ from typing import Any
 import numpy as np
 import pytest
 from xdsl.ir import Operation
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
-from xdsl.rewriter import Rewriter
 
 import polykrnl as pk
-from polykrnl.codegen import scalar_ops
-from polykrnl.codegen.scalar_ops import HELPER_DEPS, PRELUDE, emit, supported
+from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.numpy_ops import HELPER_DEPS, PRELUDE, emit, supported
 from polykrnl.model.interpreter import supported_ops
 from polykrnl.model.parser import context
 
@@ -131,7 +129,6 @@ class Case:
     out: str
     inputs: list[tuple[Any, ...]]
     defined: Callable[..., bool] = always
-    custom: str | None = None  # an op name xDSL does not know: swapped in after parsing
     zero_ties: str | None = None  # "max" / "min": ordered -0.0 < +0.0 (not the interpreter)
 
     def __str__(self) -> str:
@@ -304,11 +301,8 @@ def float_unary_cases() -> Iterator[Case]:
                     text += f" : ({t}) -> {t}"
                 yield Case(f"{op}:{t}", text, (t,), t, inputs)
         for op in ("math.isinf", "math.isnan", "krnl.isinf", "krnl.isnan", "math.isfinite"):
-            if registered(op):
-                text, custom = f'%r = "{op}"(%a0) : ({t}) -> i1', None
-            else:  # interpreted, not in xDSL's math dialect: swapped in
-                text, custom = f'%r = "krnl.isnan"(%a0) : ({t}) -> i1', op
-            yield Case(f"{op}:{t}", text, (t,), "i1", inputs, custom=custom)
+            text = f'%r = "{op}"(%a0) : ({t}) -> i1'
+            yield Case(f"{op}:{t}", text, (t,), "i1", inputs)
         yield Case(f"arith.negf:{t}", f"%r = arith.negf %a0 : {t}", (t,), t, inputs)
         for n in ("i8", "i32", "i64", "index"):
             ns = [v for v in values(n) if abs(int(v)) < 5000]
@@ -344,23 +338,19 @@ def int_cast_cases() -> Iterator[Case]:
             )
     for t in ints:
         for name in ("index_cast", "index_castui"):
-            custom = None if registered(f"arith.{name}") else f"arith.{name}"
-            text = "index_cast" if custom else name
             yield Case(
                 f"arith.{name}:{t}->index",
-                f"%r = arith.{text} %a0 : {t} to index",
+                f"%r = arith.{name} %a0 : {t} to index",
                 (t,),
                 "index",
                 singles(values(t)),
-                custom=custom,
             )
             yield Case(
                 f"arith.{name}:index->{t}",
-                f"%r = arith.{text} %a0 : index to {t}",
+                f"%r = arith.{name} %a0 : index to {t}",
                 ("index",),
                 t,
                 singles(values("index")),
-                custom=custom,
             )
     # unsigned storage types: the same bits as the signless type
     for name, src, dst in (
@@ -507,17 +497,7 @@ def affine_cases() -> Iterator[Case]:
     inputs = pairs(small, small)
     for key, text in maps.items():
         operands = "(%a0)[%a1]" if "s0" in text else "(%a0, %a1)"
-        custom = None
-        if not registered(text.split()[0]):  # affine.max: interpreted, not in xDSL
-            custom, text = text.split()[0], text.replace("affine.max", "affine.min")
-        yield Case(
-            f"affine.{key}",
-            f"%r = {text}{operands}",
-            ("index", "index"),
-            "index",
-            inputs,
-            custom=custom,
-        )
+        yield Case(f"affine.{key}", f"%r = {text}{operands}", ("index", "index"), "index", inputs)
 
 
 STRINGS = ["", "abc", "abd", "ab", "ab\0cd", "héllo", "zz"]
@@ -563,14 +543,6 @@ with np.errstate(all="ignore"):  # inputs rounded to small types overflow to inf
 # ------------------------------------------------------------------ programs
 
 
-@cache
-def custom_op(name: str, arity: int) -> type[IRDLOperation]:
-    """An op class named `name` (one the interpreter runs but xDSL's dialects lack)."""
-    body: dict[str, Any] = {"name": name, "res": result_def()}
-    body.update({f"in{i}": operand_def() for i in range(arity)})
-    return irdl_op_definition(type(f"Custom_{name.replace('.', '_')}", (IRDLOperation,), body))
-
-
 def program(case: Case) -> tuple[pk.Function, Operation]:
     store = "i64" if case.out == "index" else case.out
     params = [f"%A{i}: memref<?x{t}>" for i, t in enumerate(case.ins)]
@@ -592,14 +564,6 @@ def program(case: Case) -> tuple[pk.Function, Operation]:
 }}"""
     fn = pk.parse(text, case.id)["f"]
     op = next(o for o in fn.op.walk() if o.results and o.results[0].name_hint == "r")
-    if case.custom is not None:
-        new = custom_op(case.custom, len(op.operands)).create(
-            operands=list(op.operands),
-            result_types=[r.type for r in op.results],
-            properties=dict(op.properties),  # affine.max keeps the map of affine.min
-        )
-        Rewriter.replace_op(op, new)
-        op = new
     return fn, op
 
 
@@ -950,8 +914,8 @@ RECIPE = {
 
 def test_every_pure_op_of_the_interpreter_is_translated() -> None:
     pure = set(supported_ops()) - NOT_PURE - RECIPE
-    assert pure - set(scalar_ops.op_names()) == set()
-    assert set(scalar_ops.op_names()) - set(supported_ops()) == set()
+    assert pure - set(numpy_ops.op_names()) == set()
+    assert set(numpy_ops.op_names()) - set(supported_ops()) == set()
 
 
 def test_every_translated_op_is_tested() -> None:
@@ -960,7 +924,7 @@ def test_every_translated_op_is_tested() -> None:
         for c in CASES
     }
     tested |= {"arith.constant", "affine.apply", "affine.min", "affine.max"}
-    assert set(scalar_ops.op_names()) - tested == set()
+    assert set(numpy_ops.op_names()) - tested == set()
 
 
 def test_helpers_use_only_numpy_and_their_declared_dependencies() -> None:

@@ -1045,7 +1045,8 @@ func.func @ptr(%A: memref<4xf32>) -> index {
 def test_unsupported_op_is_named() -> None:
     with pytest.raises(
         pk.UnsupportedError,
-        match=r"`memref\.extract_aligned_pointer_as_index` is not supported by the reference interpreter",
+        match=r"`memref\.extract_aligned_pointer_as_index` is not supported by the reference "
+        r"interpreter",
     ) as e:
         pk.run_reference(fn(UNSUPPORTED, "ptr"), A=np.zeros(4, np.float32))
     assert e.value.location is not None and e.value.location.line == 3

@@ -162,7 +162,7 @@ class UnpermutedOrder:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """An immutable schedule of a PolyProgram; every primitive returns a new one."""
+    """An immutable schedule of a PolyProgram: the value (polykrnl.Schedule adds methods)."""
 
     program: PolyProgram
     nodes: tuple[SNode, ...]

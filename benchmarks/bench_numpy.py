@@ -199,9 +199,11 @@ class Clock:
 
 
 # Module attributes looked up at call time by pk.schedule / Schedule.check /
-# to_numpy: replacing them routes those calls through the clock.
+# to_numpy: replacing them routes those calls through the clock. (The recipe
+# imports refuse_if_illegal by name; the others are called as legality.X.)
 PATCHES: tuple[tuple[str, str, str], ...] = (
     ("polykrnl.transforms.recipe", "poly_program", "model"),
+    ("polykrnl.transforms.recipe", "refuse_if_illegal", "legality"),
     ("polykrnl.transforms.legality", "is_legal", "legality"),
     ("polykrnl.transforms.legality", "refuse_if_illegal", "legality"),
     ("polykrnl.transforms.legality", "check", "legality"),

@@ -1,7 +1,6 @@
 """polykrnl: polyhedral loop transformation for ONNX-MLIR Krnl programs."""
 
 from polykrnl.codegen.kernel import NumpyKernel
-from polykrnl.codegen.kernel import register as _register_numpy
 from polykrnl.errors import (
     ArgumentError,
     BuilderError,
@@ -22,13 +21,11 @@ from polykrnl.model.ir import Function, Module
 from polykrnl.model.parser import load, parse
 from polykrnl.model.poly import PolyProgram, poly_program
 from polykrnl.model.verifier import verify
+from polykrnl.pipeline import Schedule, check, schedule
+from polykrnl.pipeline import compile_function as compile
 from polykrnl.tiles.kernel import PtoKernel
-from polykrnl.tiles.kernel import register as _register_pto
-from polykrnl.transforms.legality import LegalityReport
+from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
-from polykrnl.transforms.recipe import check, schedule
-from polykrnl.transforms.recipe import compile_function as compile
-from polykrnl.transforms.schedule import Schedule
 
 __version__ = "0.1.0"
 
@@ -65,6 +62,3 @@ __all__ = [
     "schedule",
     "verify",
 ]
-
-_register_numpy()
-_register_pto()

@@ -133,7 +133,7 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
-    from polykrnl.transforms.recipe import schedule
+    from polykrnl.pipeline import schedule
 
     module = load(args.file)
     verify(module)
@@ -170,9 +170,9 @@ def _emit(out: TextIO, output: str | None, text: str, what: str) -> int:
 def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
+    from polykrnl.pipeline import schedule
     from polykrnl.runner import choose_function
     from polykrnl.tiles.types import arch
-    from polykrnl.transforms.recipe import schedule
 
     target = arch(args.arch)  # an unknown name is refused before anything else
     sizes = _parse_params(args.param)
@@ -260,10 +260,12 @@ def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
 
 
 def _schedule_comment(kernel: NumpyKernel) -> str:
+    from polykrnl.transforms.looptree import loop_tree
+
     lines = [
         f"# polykrnl NumPy kernel of @{kernel.schedule.program.function.name}",
         "# schedule:",
-        *(f"#   {line}" for line in str(kernel.schedule.loops()).splitlines()),
+        *(f"#   {line}" for line in str(loop_tree(kernel.schedule)).splitlines()),
     ]
     return "\n".join(lines) + "\n"
 
@@ -356,7 +358,7 @@ def _how_to_pass(t: Attribute) -> str:
 def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
-    from polykrnl.transforms.recipe import schedule
+    from polykrnl.pipeline import schedule
 
     module = load(args.file)
     verify(module)
@@ -378,8 +380,8 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
+    from polykrnl.pipeline import schedule
     from polykrnl.runner import choose_function
-    from polykrnl.transforms.recipe import schedule
 
     params = _parse_params(args.param)
     module = load(args.file)
@@ -399,7 +401,7 @@ def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
-    from polykrnl.transforms.recipe import check
+    from polykrnl.pipeline import check
 
     module = load(args.file)
     verify(module)

@@ -45,7 +45,7 @@ from polykrnl.model.interpreter import Interpreter, memref_dtype, memref_shape
 from polykrnl.model.ir import Function, Module
 
 if TYPE_CHECKING:
-    from polykrnl.transforms.schedule import Kernel
+    from polykrnl.codegen.kernel import NumpyKernel
 
 DEFAULT_SIZE = 16
 
@@ -304,7 +304,7 @@ def _run_reference(
 
 
 def _run_kernel(
-    kernel: Kernel, fn: Function, inputs: dict[str, Any], out: TextIO
+    kernel: NumpyKernel, fn: Function, inputs: dict[str, Any], out: TextIO
 ) -> tuple[tuple[Any, ...], float]:
     start = time.perf_counter()
     try:
@@ -323,9 +323,9 @@ def _run_kernel(
     return _results(result), time.perf_counter() - start
 
 
-def _compile(fn: Function, parallel: bool = False) -> tuple[Kernel, float, float]:
+def _compile(fn: Function, parallel: bool = False) -> tuple[NumpyKernel, float, float]:
     """The NumPy kernel of `fn` after its recipe; the schedule and codegen times."""
-    from polykrnl.transforms.recipe import schedule
+    from polykrnl.pipeline import schedule
 
     try:
         start = time.perf_counter()

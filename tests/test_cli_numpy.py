@@ -29,8 +29,8 @@ from xdsl.dialects.builtin import MemRefType
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.model.interpreter import scalar_dtype
+from polykrnl.pipeline import Schedule
 from polykrnl.runner import compare, make_inputs, reassociation_tolerance
-from polykrnl.transforms.schedule import Schedule
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "corpus"

@@ -97,7 +97,7 @@ def test_demo_exits_1_when_a_check_fails(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_demo_applies_the_skew_the_report_suggests(monkeypatch: pytest.MonkeyPatch) -> None:
     # the demo reads the skew from the report: with no suggestion it has no skew to apply,
     # the rectangular tiling stays illegal, and the demo says so and fails
-    from polykrnl.transforms.legality import BandVerdict
+    from polykrnl.transforms.legality_report import BandVerdict
 
     real = pk.Schedule.check
 

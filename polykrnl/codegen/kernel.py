@@ -34,9 +34,11 @@ from polykrnl.model.interpreter import (
     registered_calls,
     scalar_dtype,
 )
+from polykrnl.transforms import legality
+from polykrnl.transforms.looptree import loop_tree
 
 if TYPE_CHECKING:
-    from polykrnl.transforms.schedule import Schedule
+    from polykrnl.transforms.core import Schedule
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +218,7 @@ def to_numpy(
         taken=names.taken,
         threaded=frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel),
     )
-    report = sched.check() if vectorize else None
+    report = legality.check(sched) if vectorize else None
     # An illegal schedule (made with force=True) runs as written: scalar loops.
     vectorizer: Vectorizer | None = None
     if report is not None and report.legal:
@@ -260,7 +262,7 @@ def to_numpy(
         [
             f"# polykrnl NumPy kernel of @{fn.name}",
             "# schedule:",
-            *(f"#   {line}" for line in str(sched.loops()).splitlines()),
+            *(f"#   {line}" for line in str(loop_tree(sched)).splitlines()),
             "import numpy as np",
             "",
             *(numpy_ops.PRELUDE.get(h) or HELPERS[h] for h in helpers),
@@ -337,17 +339,6 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
             )
     value = out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
     return [ast.Return(value)]
-
-
-def _backend(sched: Schedule, vectorize: bool, reassociate: bool, parallel: bool) -> NumpyKernel:
-    return to_numpy(sched, vectorize, reassociate, parallel)
-
-
-def register() -> None:
-    """Make Schedule.to_numpy() use this generator (done when polykrnl is imported)."""
-    from polykrnl.transforms.schedule import NUMPY_BACKEND
-
-    NUMPY_BACKEND[:] = [_backend]
 
 
 class _RegisteredCalls(dict[str, Any]):

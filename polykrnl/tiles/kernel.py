@@ -28,9 +28,9 @@ from polykrnl.tiles.cpp import harness, to_cpp
 from polykrnl.tiles.lower import Lowered, lower
 from polykrnl.tiles.program import Program, TileDecl
 from polykrnl.tiles.sim import simulate
-from polykrnl.transforms.schedule import Schedule
+from polykrnl.transforms.core import Schedule
 
-__all__ = ["PtoKernel", "register", "to_pto"]
+__all__ = ["PtoKernel", "to_pto"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,10 +203,3 @@ def to_pto(
     """The PTO kernel of a schedule for `arch` ("a2a3" or "a5"); `params` fixes sizes the
     static tile shapes need (a loop that is not blocked over a symbolic range)."""
     return PtoKernel(sched, lower(sched, arch, params))
-
-
-def register() -> None:
-    """Make Schedule.to_pto() use this backend (done when polykrnl is imported)."""
-    from polykrnl.transforms.schedule import PTO_BACKEND
-
-    PTO_BACKEND[:] = [to_pto]

@@ -78,7 +78,9 @@ from polykrnl.tiles.types import (
     left_tile,
     right_tile,
 )
-from polykrnl.transforms.schedule import Bound, LoopInfo, Schedule, SLoop, SNode, SStmt
+from polykrnl.transforms import legality
+from polykrnl.transforms.bounds import Bound
+from polykrnl.transforms.core import LoopInfo, Schedule, SLoop, SNode, SStmt
 
 __all__ = ["Lowered", "lower"]
 
@@ -497,7 +499,7 @@ def _find(sched: Schedule, nodes: Sequence[SNode], origin: str) -> LoopInfo | No
 def _check_distribution(b: _Builder, nodes: Sequence[SNode], statements: list[Statement]) -> None:
     """Tile-wise execution runs each statement over the whole tile before the next one: the
     point loops may carry no dependence other than a statement's own reduction."""
-    report = b.sched.check()
+    report = legality.check(b.sched)
     status = {lv.loop: lv for lv in report.loops}
     names = {s.name for s in statements}
     for n in _loops_in(nodes):

@@ -41,7 +41,7 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError
 from polykrnl.model.poly import Statement
-from polykrnl.transforms.schedule import Schedule, SLoop, SNode, SStmt
+from polykrnl.transforms.core import Schedule, SLoop, SNode, SStmt
 
 __all__ = [
     "SymbolicSize",

@@ -1,4 +1,9 @@
 """Schedules: the Krnl recipe as isl schedule-tree transformations, dependences, legality.
 
-Imports from polykrnl.model only (data flows one way along the pipeline).
+Imports from polykrnl.model only (data flows one way along the pipeline). Inside,
+imports go one way too: ``bounds`` and ``core`` (the schedule value and its
+queries) at the bottom, with ``dependences`` (the program's alone); ``primitives``,
+``looptree``, ``trace`` and ``to_krnl`` on them; then the legality modules
+(``legality_report``, ``distances``, ``bands``, ``witnesses``, ``legality``);
+``recipe`` on top. The user-facing ``polykrnl.Schedule`` is in polykrnl.pipeline.
 """

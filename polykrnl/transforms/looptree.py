@@ -33,7 +33,7 @@ import islpy as isl
 
 from polykrnl.display import display_box, highlight
 from polykrnl.model.poly import PolyProgram, Statement
-from polykrnl.transforms.schedule import Schedule, SLoop, SNode
+from polykrnl.transforms.core import Schedule, SLoop, SNode
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,7 @@ def _json(n: TreeNode) -> dict[str, Any]:
 
 
 def loop_tree(sched: Schedule) -> LoopTree:
+    """The loop nest of `sched` (see the module docstring)."""
     stmts = sched.statements
 
     def go(nodes: tuple[SNode, ...], outer: tuple[str, ...]) -> tuple[TreeNode, ...]:
@@ -180,9 +181,7 @@ def loop_tree(sched: Schedule) -> LoopTree:
 
 def _isl_bounds(sched: Schedule, path: tuple[str, ...]) -> tuple[str, str]:
     """LB and UB of the last loop of `path` over all it runs, given the outer loops."""
-    from polykrnl.transforms.legality import _below, _prefix_map
-
-    m = _prefix_map(sched, path, sorted(_below(sched, path[-1])))
+    m = sched.prefix_map(path, sorted(sched.statements_below(path[-1])))
     sets: list[isl.Set] = []
     m.range().foreach_set(sets.append)
     rng = sets[0]
@@ -213,7 +212,7 @@ def _format_pw(pa: isl.PwAff, names: list[str], params: dict[str, str]) -> str:
 def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
     program = sched.program
     names = [sched.vid_text(vid) for vid in s.dim_vids]
-    loop_names = [sched.vid_text(vid) if vid in sched._carriers else "%?" for vid in s.loop_vids]
+    loop_names = [sched.vid_text(vid) if sched.carries(vid) else "%?" for vid in s.loop_vids]
     params = program.param_display
     writes: list[str] = []
     reads: list[str] = []

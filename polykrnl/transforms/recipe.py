@@ -2,8 +2,9 @@
 
 ``schedule(fn)`` starts from the original loops (the `with` lists, every
 statement inside the innermost loop of its chain) and applies the function's
-recipe ops in program order through the same :class:`Schedule` primitives
-that Python users call, so the Krnl text and the Python API cannot disagree.
+recipe ops in program order through the same primitives
+(:mod:`polykrnl.transforms.primitives`) that Python users call, so the Krnl
+text and the Python API cannot disagree.
 Krnl places statements after the whole recipe (a body goes into the loop of
 the last handle of its iterate's list; onnx-mlir carries statements in
 ``krnl.movable`` regions until then); so does this interpreter, last.
@@ -31,19 +32,23 @@ from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of
 from polykrnl.model.nest import IVBound, Loop, MapBound
 from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
-from polykrnl.transforms.legality import LegalityReport
-from polykrnl.transforms.schedule import (
-    Bound,
-    Kernel,
+from polykrnl.transforms.bounds import Bound, Ref
+from polykrnl.transforms.core import (
     LoopInfo,
-    Ref,
     Schedule,
+    ScheduleT,
     SLoop,
     SNode,
     SStmt,
     Step,
     UnpermutedOrder,
 )
+from polykrnl.transforms.legality import refuse_if_illegal
+from polykrnl.transforms.primitives.block import block
+from polykrnl.transforms.primitives.parallel import parallel
+from polykrnl.transforms.primitives.permute import permute
+from polykrnl.transforms.primitives.trivialize import trivialize
+from polykrnl.transforms.primitives.unroll import unroll
 
 
 def schedule(fn: Function, *, force: bool = False) -> Schedule:
@@ -52,48 +57,26 @@ def schedule(fn: Function, *, force: bool = False) -> Schedule:
     Raises IllegalTransformError (located at the recipe op responsible) when the
     recipe breaks a dependence, unless `force=True`.
     """
-    sched = schedule_of(fn, recipe=True)
+    return schedule_as(Schedule, fn, force=force)
+
+
+def schedule_as(cls: type[ScheduleT], fn: Function, *, force: bool = False) -> ScheduleT:
+    """schedule(fn), made a `cls` (polykrnl.Schedule for users)."""
+    sched = schedule_of(fn, cls, recipe=True)
     # Blocks and unrolls keep the order of every instance: only permutes and
     # parallel loops can make a recipe illegal.
     if not force and any(st.op in ("permute", "parallel") for st in sched.steps):
-        from polykrnl.transforms.legality import refuse_if_illegal
-
         refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
     return sched
 
 
-def check(fn: Function) -> LegalityReport:
-    """The legality report of `fn`'s Krnl recipe (never raises for illegality)."""
-    return schedule_of(fn, recipe=True).check()
-
-
-def compile_function(
-    fn: Function,
-    target: str = "numpy",
-    *,
-    force: bool = False,
-    vectorize: bool = True,
-    reassociate: bool = True,
-    parallel: bool = False,
-) -> Kernel:
-    """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
-    (the options are those of Schedule.to_numpy)."""
-    if target != "numpy":
-        raise ScheduleError(
-            f"unknown target {target!r}",
-            hint="target='numpy' (PTO kernels: sched.to_pto(arch=...))",
-        )
-    return schedule(fn, force=force).to_numpy(
-        vectorize=vectorize, reassociate=reassociate, parallel=parallel
-    )
-
-
-def schedule_of(fn: object, recipe: bool = True) -> Schedule:
+def schedule_of(fn: object, cls: type[ScheduleT], recipe: bool = True) -> ScheduleT:
+    """The `cls` of `fn`: after its Krnl recipe, or in original order (recipe=False)."""
     if not isinstance(fn, Function):
         raise TypeError(f"expected a polykrnl Function (module['name']), got {type(fn).__name__}")
     program = poly_program(fn, recipe=recipe)
     if not recipe:
-        return _as_written(program)
+        return _as_written(program, cls)
     base = _base(program)
     # Each top-level nest gets its recipe on its own (recipe ops name the loops of
     # one nest), so that applying it costs time in proportion to that nest only.
@@ -118,14 +101,14 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
         try:
             if isinstance(op, k.BlockOp):
                 tile, point = names[op.loop_block], names[op.loop_local]
-                sched = sched.block(names[op.loop], op.size, names=(tile, point), force=True)
+                sched = block(sched, names[op.loop], op.size, names=(tile, point))
                 part_of[tile] = part_of[point] = n
             elif isinstance(op, k.PermuteOp):
-                sched = sched.permute([names[h] for h in op.loops], op.perm, force=True)
+                sched = permute(sched, [names[h] for h in op.loops], op.perm)
             elif isinstance(op, k.ParallelOp):
-                sched = sched.parallel(*(names[h] for h in op.loops), force=True)
+                sched = parallel(sched, *(names[h] for h in op.loops))
             elif isinstance(op, k.UnrollOp):
-                sched = sched.unroll(names[op.loop], force=True)
+                sched = unroll(sched, names[op.loop])
         except ScheduleError as e:
             raise ScheduleError(
                 f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint
@@ -135,7 +118,7 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
     for lp, name in program.loop_names.items():
         if lp.trivial and name in part_of and name in parts[part_of[name]].loop_info:
             n = part_of[name]
-            parts[n] = parts[n].trivialize(name)
+            parts[n] = trivialize(parts[n], name)
             steps.append(parts[n].steps[-1])
     loop_info = {x: i for part in parts for x, i in part.loop_info.items()}
     # Statements go where Krnl puts them: the program's nest.
@@ -145,7 +128,7 @@ def schedule_of(fn: object, recipe: bool = True) -> Schedule:
     # Legality is judged against the order before the loops were permuted.
     permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
     reference = UnpermutedOrder(fn) if permuted else None
-    return Schedule(program, nodes, infos, tuple(steps), reference)
+    return cls(program, nodes, infos, tuple(steps), reference)
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:
@@ -197,7 +180,7 @@ def _info(
     return LoopInfo(name, "loop", name, name, lbs, ubs, lp.step, values)
 
 
-def _as_written(program: PolyProgram) -> Schedule:
+def _as_written(program: PolyProgram, cls: type[ScheduleT]) -> ScheduleT:
     """The schedule of a program whose nest has no recipe applied."""
     infos: dict[str, LoopInfo] = {}
     by_name = {s.name: s for s in program.statements}
@@ -209,7 +192,7 @@ def _as_written(program: PolyProgram) -> Schedule:
                 walk(n.body)
 
     walk(program.tree)
-    return Schedule(program, _snodes(program.tree), infos)
+    return cls(program, _snodes(program.tree), infos)
 
 
 def _base(program: PolyProgram) -> Schedule:

@@ -19,12 +19,13 @@ from polykrnl.errors import ScheduleError
 from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function
 from polykrnl.model.parser import parse
-from polykrnl.transforms.schedule import Schedule, SLoop, SNode
+from polykrnl.transforms.core import Schedule, SLoop, SNode
 
 _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 
 
 def to_krnl(sched: Schedule) -> str:
+    """Krnl MLIR text (the whole module) whose recipe reproduces `sched`."""
     skewed = [st for st in sched.steps if st.op == "skew"]
     if skewed:
         loop, by = skewed[0].loops

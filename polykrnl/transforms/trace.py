@@ -8,7 +8,7 @@ import islpy as isl
 
 from polykrnl.errors import ArgumentError, UnsupportedError
 from polykrnl.model.poly import PolyProgram
-from polykrnl.transforms.schedule import Schedule
+from polykrnl.transforms.core import Schedule
 
 Instance = tuple[str, dict[str, int]]
 
@@ -48,6 +48,7 @@ def param_values(program: PolyProgram, given: Mapping[str, int]) -> dict[str, in
 
 
 def fix_params(obj: isl.UnionMap, program: PolyProgram, values: Mapping[str, int]) -> isl.UnionMap:
+    """`obj` with the parameters in `values` fixed to them."""
     if not values:
         return obj
     names = list(values)
@@ -57,6 +58,7 @@ def fix_params(obj: isl.UnionMap, program: PolyProgram, values: Mapping[str, int
 
 
 def trace(sched: Schedule, given: Mapping[str, int]) -> list[Instance]:
+    """The statement instances of `sched` in execution order, with the parameters `given`."""
     program = sched.program
     values = param_values(program, given)
     # Parameters the domains do not depend on (array sizes) would leave the sets unbounded.

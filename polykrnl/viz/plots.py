@@ -43,10 +43,10 @@ import islpy as isl
 
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.ir import Function
+from polykrnl.transforms.core import Schedule, SLoop, SNode, step_text
 from polykrnl.transforms.dependences import dependences
-from polykrnl.transforms.legality import step_text
-from polykrnl.transforms.schedule import Schedule, SLoop, SNode
-from polykrnl.transforms.trace import fix_params, param_values
+from polykrnl.transforms.recipe import schedule_of
+from polykrnl.transforms.trace import fix_params, param_values, trace
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -115,7 +115,7 @@ def as_schedule(obj: object) -> Schedule:
     if isinstance(obj, Schedule):
         return obj
     if isinstance(obj, Function):
-        return Schedule.from_function(obj)
+        return schedule_of(obj, Schedule)
     raise UnsupportedError(
         f"cannot plot a {type(obj).__name__}",
         hint="pass a polykrnl Schedule (pk.schedule(fn), sched.block(...)) or a Function "
@@ -137,7 +137,7 @@ def domain_slice(
     program = sched.program
     fname = program.function.name
     given = dict(params or {})
-    instances = sched.trace(**given)
+    instances = trace(sched, given)
     stmt_dims = {s.name: s.dims for s in program.statements}
     if dims is None:
         deep = next((stmt_dims[s] for s, _ in instances if len(stmt_dims[s]) >= 2), None)

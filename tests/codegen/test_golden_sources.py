@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
+from polykrnl.codegen.kernel import NumpyKernel
 from polykrnl.runner import make_inputs
-from polykrnl.transforms.schedule import Kernel
 
 ROOT = Path(__file__).parent.parent.parent
 GOLDEN = Path(__file__).parent / "golden"
@@ -60,7 +60,7 @@ class Case:
             return pk.schedule(fn)
         return self.steps(pk.Schedule.from_function(fn, recipe=False))
 
-    def kernel(self) -> Kernel:
+    def kernel(self) -> NumpyKernel:
         return self.schedule().to_numpy(vectorize=self.vectorize, reassociate=self.reassociate)
 
 

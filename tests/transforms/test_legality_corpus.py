@@ -18,7 +18,7 @@ import islpy as isl
 import pytest
 
 import polykrnl as pk
-from polykrnl.transforms.legality import Instance, Violation
+from polykrnl.transforms.legality_report import Instance, Violation
 
 HERE = Path(__file__).parent / "legality"
 

@@ -61,7 +61,7 @@ from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
-from polykrnl.transforms.legality import LegalityReport, Violation
+from polykrnl.transforms.legality_report import LegalityReport, Violation
 
 IVS = ("i", "j", "k")
 NAME = "f"

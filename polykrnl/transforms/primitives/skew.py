@@ -1,0 +1,55 @@
+"""skew: run a loop shifted by an outer one, which can make a band tilable (not in Krnl)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import islpy as isl
+from xdsl.ir.affine import AffineDimExpr
+
+from polykrnl.errors import ScheduleError
+from polykrnl.transforms.bounds import Bound, Ref
+from polykrnl.transforms.core import ScheduleT, Step
+
+
+def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
+    """Run `loop` over `loop + factor * by` (`by` encloses it): makes bands tilable.
+
+    The loop's bounds shift by `factor * by`; statements still see the
+    original values. Krnl has no skew op: `to_krnl()` refuses skewed schedules.
+    """
+    info, outer = sched.loop(loop), sched.loop(by)
+    if not isinstance(factor, int) or isinstance(factor, bool) or factor == 0:
+        raise ScheduleError(
+            f"skew factor {factor!r} must be a non-zero integer",
+            hint="skew('j', 'i', 1) runs j over j + i",
+        )
+    if not sched.encloses(by, loop):
+        raise ScheduleError(
+            f"loop '{by}' does not enclose loop '{loop}': a loop is skewed by an outer one",
+            hint="the current nest is:\n" + sched.describe(),
+        )
+    if info.parallel or info.unroll:
+        raise ScheduleError(
+            f"loop '{loop}' is parallel or unrolled: skew it first",
+            hint="Krnl applies parallel and unroll last; so does polykrnl",
+        )
+    f = isl.Val.int_from_si(isl.DEFAULT_CONTEXT, factor)
+    values = {}
+    for s_name, v in info.values.items():
+        values[s_name] = v.add(sched.loop_info[by].values[s_name].scale_val(f))
+
+    def shifted(b: Bound) -> Bound:
+        n = len(b.operands)
+        return Bound(b.expr + AffineDimExpr(n) * factor, (*b.operands, Ref("value", outer.vid)))
+
+    infos = dict(sched.loop_info)
+    infos[loop] = replace(
+        info,
+        lbs=tuple(shifted(b) for b in info.lbs),
+        ubs=tuple(shifted(b) for b in info.ubs),
+        values=values,
+        skew=(*info.skew, (outer.vid, factor)),
+    )
+    step = Step("skew", (loop, by), size=factor)
+    return sched.derive(loop_info=infos, steps=(*sched.steps, step))

@@ -21,6 +21,7 @@ from polykrnl.model.ir import Function, Module
 from polykrnl.model.parser import load, parse
 from polykrnl.model.poly import PolyProgram, poly_program
 from polykrnl.model.verifier import verify
+from polykrnl.ops import SupportTable, supported_ops
 from polykrnl.pipeline import Schedule, check, schedule
 from polykrnl.pipeline import compile_function as compile
 from polykrnl.tiles.kernel import PtoKernel
@@ -47,6 +48,7 @@ __all__ = [
     "PtoKernel",
     "Schedule",
     "ScheduleError",
+    "SupportTable",
     "TileConstraintError",
     "UnknownFunctionError",
     "UnsupportedError",
@@ -60,5 +62,6 @@ __all__ = [
     "register_call",
     "run_reference",
     "schedule",
+    "supported_ops",
     "verify",
 ]

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
+# The stages' op tables fill as their modules load.
 import polykrnl.codegen.numpy_ops
 import polykrnl.model.interpreter
-import polykrnl.model.poly  # noqa: F401  (loads the polyhedral model's op table)
+import polykrnl.model.poly  # noqa: F401
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
 from polykrnl.model.registry import TABLES
@@ -72,12 +73,17 @@ class SupportTable:
         )
 
 
+#: the stages in pipeline order (the columns of the table)
+_PIPELINE = ("interpret", "poly", "numpy")
+
+
 def supported_ops() -> SupportTable:
     """The table of ops x stages: every op class that parses, and who supports it."""
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
-    stages = tuple(t.stage for t in TABLES)
+    tables = sorted(TABLES, key=lambda t: _PIPELINE.index(t.stage))
+    stages = tuple(t.stage for t in tables)
     rows = tuple(
-        OpSupport(op.name, tuple((t.stage, op in t) for t in TABLES))
+        OpSupport(op.name, tuple((t.stage, op in t) for t in tables))
         for op in ops
         if not op.name.startswith("builtin.")
     )

@@ -26,7 +26,7 @@ from polykrnl.errors import UnsupportedError
 EmitUser = Callable[[str, list[ast.expr]], list[ast.stmt]]
 
 # islpy's names that its type stubs lack (Python keywords get a trailing underscore).
-_FOR = isl.ast_node_type.for_  # type: ignore[attr-defined]
+FOR_NODE = isl.ast_node_type.for_  # type: ignore[attr-defined]
 _IF = isl.ast_node_type.if_  # type: ignore[attr-defined]
 _AND = isl.ast_expr_op_type.and_  # type: ignore[attr-defined]
 _OR = isl.ast_expr_op_type.or_  # type: ignore[attr-defined]
@@ -106,7 +106,7 @@ class Translator:
             mark = n.mark_get_id().get_name()
             self._pending_mark = mark
             return self.node(n.mark_get_node())
-        if t == _FOR:
+        if t == FOR_NODE:
             return self.for_node(n)
         if t == _IF:
             return self.if_node(n)

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
 from xdsl.ir import BlockArgument, SSAValue
 
@@ -323,7 +324,7 @@ def _with_deps(helpers: set[str]) -> list[str]:
 
 def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
     term = fn.op.body.block.last_op
-    if term is None or term.name != "func.return" or not term.operands:
+    if term is None or not isinstance(term, func.ReturnOp) or not term.operands:
         return []
     out: list[ast.expr] = []
     for v in term.operands:

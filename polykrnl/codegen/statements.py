@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
+from xdsl.dialects import affine, scf
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
@@ -311,7 +312,7 @@ class StatementWriter:
         program = self.st.program
         inside = set(s.ops)
         for op in s.ops:
-            if op.name == "krnl.yield":
+            if isinstance(op, k.YieldOp):
                 continue
             if op not in inside:
                 continue
@@ -447,7 +448,7 @@ class StatementWriter:
         saved_out, saved_env = self.out, dict(self.env)
         self.out = []
         for op in block.ops:
-            if op.name in ("scf.yield", "affine.yield"):
+            if isinstance(op, scf.YieldOp | affine.YieldOp):
                 if results:
                     vals = [self.value(x) for x in op.operands]
                     targets: list[ast.expr] = [store(r) for r in results]
@@ -468,7 +469,7 @@ class StatementWriter:
     def loop_op(self, op: Operation) -> None:
         block = op.regions[0].block
         iv, *carried = block.args
-        if op.name == "scf.for":
+        if isinstance(op, scf.ForOp):
             lb, ub, step, *inits = op.operands
             start, stop, inc = self.value(lb), self.value(ub), self.value(step)
         else:
@@ -499,7 +500,7 @@ class StatementWriter:
             self.env[r] = name(local)
 
     def if_op(self, op: Operation) -> None:
-        if op.name == "scf.if":
+        if isinstance(op, scf.IfOp):
             test = self.value(op.operands[0])
         else:
             cond = op.properties["condition"].data  # type: ignore[attr-defined]

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import AnyFloat, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
-from polykrnl.codegen.isl_ast import _FOR, Translator
+from polykrnl.codegen.isl_ast import FOR_NODE, Translator
 from polykrnl.codegen.statements import (
     KernelState,
     NotVectorizable,
@@ -514,7 +515,7 @@ def _as_matmul(arrays: list[ast.expr], specs: list[str], out: str) -> ast.expr |
 
 
 def _is_load(op: Operation) -> bool:
-    return isinstance(op, k.LoadOp) or op.name == "memref.load"
+    return isinstance(op, k.LoadOp | memref.LoadOp)
 
 
 def _index_of(idx: list[ast.expr]) -> ast.expr:
@@ -577,7 +578,7 @@ def _update(s: Statement) -> _Update | None:
         if s.iterate is None or len(store.operands) != 1 or len(s.iterate.iter_args) != 1:
             return None
         carried = s.iterate.iter_args[0]
-    elif not (isinstance(store, k.StoreOp) or store.name == "memref.store"):
+    elif not isinstance(store, k.StoreOp | memref.StoreOp):
         return None
     val = store.operands[0]
     if not isinstance(val, OpResult) or val.op.name not in _UPDATE_OPS:
@@ -627,7 +628,7 @@ def _dotted(path: str, *args: ast.expr) -> ast.expr:
 
 
 def _factors(v: SSAValue) -> list[SSAValue]:
-    if isinstance(v, OpResult) and v.op.name in ("arith.mulf", "arith.muli"):
+    if isinstance(v, OpResult) and isinstance(v.op, arith.MulfOp | arith.MuliOp):
         return [*_factors(v.op.operands[0]), *_factors(v.op.operands[1])]
     return [v]
 
@@ -898,7 +899,7 @@ def _tree(n: isl.AstNode, mark: str | None) -> _Loop | None:
         t = c.get_type()
         if t == isl.ast_node_type.user:
             items.append(c.user_get_expr())
-        elif t == _FOR:
+        elif t == FOR_NODE:
             sub = _tree(c, m)
             if sub is None:
                 return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import islpy as isl
+from xdsl.dialects import affine, memref
 from xdsl.ir import OpResult, SSAValue
 
 from polykrnl.model import dialect as k
@@ -210,7 +211,7 @@ def _reduction_array(
 
 def _stored_value(s: Statement) -> SSAValue | None:
     a = s.anchor
-    if isinstance(a, k.StoreOp) or a.name in ("memref.store", "affine.store"):
+    if isinstance(a, k.StoreOp | memref.StoreOp | affine.StoreOp):
         return a.operands[0]
     if isinstance(a, k.YieldOp) and len(a.operands) == 1:
         return a.operands[0]
@@ -219,7 +220,7 @@ def _stored_value(s: Statement) -> SSAValue | None:
 
 def _reads_old(v: SSAValue, s: Statement, old: Access, array: str) -> bool:
     """Whether `v` is the value of the element the statement updates."""
-    if isinstance(v, OpResult) and v.op.name in ("krnl.load", "memref.load", "affine.load"):
+    if isinstance(v, OpResult) and isinstance(v.op, k.LoadOp | memref.LoadOp | affine.LoadOp):
         return v.op is old.op
     # An iter_args value read from its virtual array.
     return any(v is x and arr == array for x, arr in s.imports)

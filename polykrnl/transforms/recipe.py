@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import islpy as isl
-from xdsl.dialects import affine, arith
+from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
@@ -307,7 +307,7 @@ def _operand(
             return AffineDimExpr(first), [Ref("value", program.handle_names[h])]
     if v in program.symbols:
         return AffineDimExpr(first), [Ref("param", program.symbols[v])]
-    if isinstance(v, OpResult) and v.op.name in ("memref.dim", "krnl.dim"):
+    if isinstance(v, OpResult) and isinstance(v.op, memref.DimOp | k.DimOp):
         t = v.op.operands[0].type
         idx = v.op.operands[1]
         if (
@@ -328,12 +328,12 @@ def _operand(
             args.append(e)
             refs += more
         return _substitute(m.results[0], args, m.num_dims), refs
-    if isinstance(v, OpResult) and v.op.name in ("arith.addi", "arith.subi", "arith.muli"):
+    if isinstance(v, OpResult) and isinstance(v.op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
         lhs, r1 = _operand(program, v.op.operands[0], first, lp)
         rhs, r2 = _operand(program, v.op.operands[1], first + len(r1), lp)
-        if v.op.name == "arith.addi":
+        if isinstance(v.op, arith.AddiOp):
             return lhs + rhs, r1 + r2
-        if v.op.name == "arith.subi":
+        if isinstance(v.op, arith.SubiOp):
             return lhs - rhs, r1 + r2
         if isinstance(lhs, AffineConstantExpr) or isinstance(rhs, AffineConstantExpr):
             return lhs * rhs, r1 + r2

@@ -152,7 +152,7 @@ def _rewrite_iterates(
 def _iterate_of(op: Operation) -> k.IterateOp | None:
     """The krnl.iterate whose body holds `op` (through krnl.region / krnl.movable)."""
     p = op.parent_op()
-    while p is not None and p.name in ("krnl.region", "krnl.movable"):
+    while isinstance(p, k.RegionOp | k.MovableOp):
         p = p.parent_op()
     return p if isinstance(p, k.IterateOp) else None
 

@@ -357,7 +357,7 @@ def _slice_set(stmt: str, dims: Sequence[str], fixed: Mapping[str, int]) -> isl.
 # ------------------------------------------------------------------ drawing
 
 
-def _matplotlib() -> Any:
+def require_matplotlib() -> Any:
     try:
         import matplotlib
         from matplotlib.figure import Figure  # noqa: F401
@@ -419,7 +419,7 @@ def plot_domain(
     order) and `deps` switch the layers; `kinds` chooses RAW/WAR/WAW; at most
     `max_arrows` arrows are drawn (violated first). With `ax`, draws into it.
     """
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     data = domain_slice(obj, dims=dims, params=params, fix=fix, kinds=kinds, max_arrows=max_arrows)
@@ -448,7 +448,7 @@ def plot_transformation(
     max_arrows: int = MAX_ARROWS,
 ) -> Figure:
     """Two schedules of one function side by side (same slice, same options)."""
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     left = domain_slice(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from polykrnl.errors import ArgumentError
 from polykrnl.tiles.kernel import PtoKernel
 from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid, eval_expr
-from polykrnl.viz.plots import _matplotlib
+from polykrnl.viz.plots import require_matplotlib
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -118,7 +118,7 @@ def plot_tiles(
     **sizes: int,
 ) -> Figure:
     """The tile grid of `tensor` for the given sizes (see the module docstring)."""
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import islpy as isl
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -159,7 +160,7 @@ class _Runner:
         inside = set(s.ops)
         for op in s.ops:
             self.ensure_operands(op, inside, s, loops_now)
-            if op.name == "krnl.yield":
+            if isinstance(op, k.YieldOp):
                 continue
             self.it.exec_op(op, fr)
         own = loops_now
@@ -229,7 +230,7 @@ class _Runner:
 
     def results(self) -> list[Any]:
         term = self.fn.op.body.block.last_op
-        if term is None or term.name != "func.return":
+        if term is None or not isinstance(term, func.ReturnOp):
             return []
         fr = self.frame
         fr.env = dict(self.base)

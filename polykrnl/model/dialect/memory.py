@@ -1,0 +1,273 @@
+"""Krnl's memory ops: load, store, memset, memcpy, tile-buffer copies, matmul, sizes, views,
+globals and sequences."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, cast
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    BoolAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+)
+from xdsl.ir import (
+    Operation,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AnyAttr,
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+
+# --------------------------------------------------------------------------- types
+
+
+# ------------------------------------------------------------------ memory ops
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """`%v = krnl.load %m[%i, %j] : memref<...>`."""
+
+    name = "krnl.load"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    memref = operand_def(MemRefType.constr(T))
+    indices = var_operand_def(IndexType)
+    result = result_def(T)
+
+    assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue | Operation, indices: Sequence[SSAValue | Operation]):
+        m = SSAValue.get(memref)
+        elem = cast(MemRefType, m.type).element_type
+        super().__init__(operands=[m, list(indices)], result_types=[elem])
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """`krnl.store %v, %m[%i, %j] : memref<...>`."""
+
+    name = "krnl.store"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    value = operand_def(T)
+    memref = operand_def(MemRefType.constr(T))
+    indices = var_operand_def(IndexType)
+
+    assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        memref: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+    ):
+        super().__init__(operands=[value, memref, list(indices)])
+
+
+@irdl_op_definition
+class MemsetOp(IRDLOperation):
+    """`krnl.memset %m, %v : memref<...>` (fills the whole memref)."""
+
+    name = "krnl.memset"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    dest = operand_def(MemRefType.constr(T))
+    value = operand_def(T)
+    delayed = opt_prop_def(BoolAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$dest `,` $value attr-dict `:` type($dest)"
+
+    def __init__(self, dest: SSAValue | Operation, value: SSAValue | Operation):
+        super().__init__(operands=[dest, value])
+
+
+@irdl_op_definition
+class MemcpyOp(IRDLOperation):
+    """`krnl.memcpy`: flat copy of num_elems elements at the given flat offsets."""
+
+    name = "krnl.memcpy"
+
+    dest = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    num_elems = operand_def(I64)
+    dest_offset = operand_def(IndexType)
+    src_offset = operand_def(IndexType)
+
+
+@irdl_op_definition
+class CopyToTileBufferOp(IRDLOperation):
+    name = "krnl.copy_to_tile_buffer"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    buffer = operand_def(MemRefType.constr(T))
+    source = operand_def(MemRefType.constr(T))
+    starts = var_operand_def(IndexType)
+    padValue = operand_def(T)
+    tileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    padToNext = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    transpose = opt_prop_def(BoolAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$buffer `,` $source `[` $starts `]` `,` $padValue attr-dict "
+        "`:` type($buffer) `,` type($source)"
+    )
+
+
+@irdl_op_definition
+class CopyFromTileBufferOp(IRDLOperation):
+    name = "krnl.copy_from_tile_buffer"
+
+    buffer = operand_def(MemRefType)
+    dest = operand_def(MemRefType)
+    starts = var_operand_def(IndexType)
+    tileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$buffer `,` $dest `[` $starts `]` attr-dict `:` type($buffer) `,` type($dest)"
+    )
+
+
+@irdl_op_definition
+class MatMulOp(IRDLOperation):
+    """`krnl.matmul`: C += A * B on one tile panel (see the op reference)."""
+
+    name = "krnl.matmul"
+
+    A = operand_def(MemRefType)
+    aGlobalIndexMemStart = var_operand_def(IndexType)
+    B = operand_def(MemRefType)
+    bGlobalIndexMemStart = var_operand_def(IndexType)
+    C = operand_def(MemRefType)
+    cGlobalIndexMemStart = var_operand_def(IndexType)
+    loops = var_operand_def()
+    iGlobalIndexComputeStart = operand_def(IndexType)
+    jGlobalIndexComputeStart = operand_def(IndexType)
+    kGlobalIndexComputeStart = operand_def(IndexType)
+    iGlobalUB = operand_def(IndexType)
+    jGlobalUB = operand_def(IndexType)
+    kGlobalUB = operand_def(IndexType)
+    computeTileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    aTileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    bTileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    cTileSize = opt_prop_def(ArrayAttr[IntegerAttr[IntegerType]])
+    simdize = opt_prop_def(BoolAttr)
+    unroll = opt_prop_def(BoolAttr)
+    overcompute = opt_prop_def(BoolAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$A `[` $aGlobalIndexMemStart `]` `,` "
+        "$B `[` $bGlobalIndexMemStart `]` `,` "
+        "$C `[` $cGlobalIndexMemStart `]` `,` "
+        "`(` $loops `)` `,` "
+        "`(` $iGlobalIndexComputeStart `,` $jGlobalIndexComputeStart `,` "
+        "$kGlobalIndexComputeStart `)` `,` "
+        "`(` $iGlobalUB `,` $jGlobalUB `,` $kGlobalUB `)` "
+        "attr-dict `:` type($A) `,` type($B) `,` type($C) `,` `(` type($loops) `)`"
+    )
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    name = "krnl.dim"
+
+    alloc = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    dimension = result_def(IndexType)
+
+
+@irdl_op_definition
+class ShapeOp(IRDLOperation):
+    name = "krnl.shape"
+
+    alloc = operand_def(MemRefType)
+    shape = result_def(MemRefType)
+
+
+@irdl_op_definition
+class GetRefOp(IRDLOperation):
+    name = "krnl.getref"
+
+    mempool = operand_def(MemRefType)
+    offset = operand_def(IntegerType)
+    value = var_operand_def(IndexType)
+    output = result_def(MemRefType)
+
+
+@irdl_op_definition
+class GlobalOp(IRDLOperation):
+    name = "krnl.global"
+
+    shape = prop_def(AnyAttr())
+    name_ = prop_def(StringAttr, prop_name="name")
+    value = opt_prop_def(AnyAttr())
+    offset = opt_prop_def(IntegerAttr[IntegerType])
+    alignment = opt_prop_def(IntegerAttr[IntegerType])
+    output = result_def(MemRefType)
+
+
+@irdl_op_definition
+class VectorTypeCastOp(IRDLOperation):
+    name = "krnl.vector_type_cast"
+
+    source = operand_def(MemRefType)
+    result = result_def(MemRefType)
+
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+
+# ----------------------------------------------------------------- sequences
+
+
+@irdl_op_definition
+class SeqAllocOp(IRDLOperation):
+    name = "krnl.seqalloc"
+
+    length = var_operand_def(IndexType)
+    output = result_def(MemRefType)
+
+
+@irdl_op_definition
+class SeqDeallocOp(IRDLOperation):
+    name = "krnl.seqdealloc"
+
+    input_sequence = operand_def(MemRefType)
+
+
+@irdl_op_definition
+class SeqExtractOp(IRDLOperation):
+    name = "krnl.seqextract"
+
+    seq = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    copy = opt_prop_def(IntegerAttr[IntegerType])
+    output = result_def()
+
+
+@irdl_op_definition
+class SeqStoreOp(IRDLOperation):
+    name = "krnl.seqstore"
+
+    input = operand_def()
+    seq = operand_def(MemRefType)
+    index = operand_def(IndexType)

@@ -25,206 +25,52 @@ tree at all.
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-    AffineSymExpr,
-)
 
 from polykrnl.errors import Diagnostic, VerifyError
 from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of, value_name
+from polykrnl.model.nest_values import (
+    Bound,
+    Chain,
+    ChildAnchor,
+    Item,
+    IVBound,
+    Loop,
+    LoopKind,
+    LoopNest,
+    MapBound,
+    Origin,
+    Stmt,
+    YieldPoint,
+)
+from polykrnl.model.trip_counts import (
+    constant_trip_count,
+    linear_form,
+    trip_count_divisor,
+)
 
-LoopKind = Literal["loop", "tile", "point"]
-
-
-@dataclass(frozen=True)
-class MapBound:
-    """An affine map applied to SSA operands (dims then symbols)."""
-
-    map: AffineMap
-    operands: tuple[SSAValue, ...]
-
-
-@dataclass(frozen=True)
-class IVBound:
-    """The induction variable of another concrete loop, plus a constant.
-
-    `loop` is the loop as it was when the bound was made (a tile loop, with its
-    tile size); if that loop was blocked again since, its value is carried by
-    `current`.
-    """
-
-    loop: Loop
-    offset: int
-
-    @property
-    def current(self) -> Loop:
-        lp = self.loop
-        while lp.moved_to is not None:
-            lp = lp.moved_to
-        return lp
-
-
-Bound = MapBound | IVBound
-
-
-@dataclass(eq=False)
-class Origin:
-    """An original loop: one `%h -> %i = LB to UB` entry of a krnl.iterate."""
-
-    iterate: k.IterateOp
-    entry: k.IterateEntry
-    # The concrete loop whose IV is the original IV (the innermost point loop
-    # after blocking), kept up to date by block.
-    carrier: Loop | None = None
-
-    @property
-    def name(self) -> str:
-        return self.entry.iv.name_hint or "iv"
-
-
-@dataclass(eq=False)
-class Loop:
-    """One concrete loop after the recipe: `for IV = max(lbs) to min(ubs) step step`."""
-
-    origin: Origin
-    kind: LoopKind
-    handle: SSAValue
-    lbs: tuple[Bound, ...]
-    ubs: tuple[Bound, ...]
-    step: int
-    # The next loop of the same chain (the one a krnl.block or the with list
-    # put directly inside this one), or None for the innermost.
-    child: Loop | None = None
-    parent: Loop | None = None
-    # Statements and other chains placed in this loop, in order; `None` marks
-    # where `child` goes (at the end when no anchor names it).
-    items: list[Item] = field(default_factory=list)
-    tile_size: int | None = None  # for tile loops: the krnl.block size
-    trivial: bool = False  # a point loop whose handle is never used: runs once
-    parallel: bool = False
-    unroll: bool = False
-    block_op: k.BlockOp | None = None
-    # krnl.matmul / krnl.specialized_kernel computes this loop itself: like
-    # onnx-mlir, the loop (and what it encloses) is not run as a loop.
-    consumed_by: Operation | None = None
-    # Set when this loop is blocked: the point loop that carries its value since.
-    moved_to: Loop | None = None
-
-    @property
-    def name(self) -> str:
-        """The IV name for an unblocked loop, else the handle's name."""
-        if self.kind == "loop":
-            return self.origin.name
-        return self.handle.name_hint or f"{self.origin.name}_{self.kind}"
-
-    def body(self) -> Iterator[Item | Loop]:
-        """Items in execution order, with the child loop at its anchor (or last).
-
-        A child loop consumed by a krnl.matmul is left out, as onnx-mlir erases it.
-        """
-        child = self.child if self.child is not None and self.child.consumed_by is None else None
-        placed = False
-        for it in self.items:
-            if isinstance(it, ChildAnchor):
-                if child is not None and not placed:
-                    placed = True
-                    yield child
-            else:
-                yield it
-        if child is not None and not placed:
-            yield child
-
-    def chain(self) -> Iterator[Loop]:
-        """This loop and the loops nested in it through `child`, outermost first."""
-        loop: Loop | None = self
-        while loop is not None:
-            yield loop
-            loop = loop.child
-
-    def __repr__(self) -> str:
-        return f"<Loop {self.kind} {self.name}>"
-
-
-@dataclass(eq=False)
-class Stmt:
-    """A run of ops executed in sequence (one chunk of an iterate body)."""
-
-    ops: list[Operation]
-    owner: k.IterateOp | None
-
-
-@dataclass(eq=False)
-class Chain:
-    """The loops of a nested iterate that has its own `with` entries."""
-
-    iterate: k.IterateOp
-
-
-@dataclass(eq=False)
-class ChildAnchor:
-    """Where a nested `krnl.iterate(%h) with ()` places the child loop."""
-
-    iterate: k.IterateOp
-
-
-@dataclass(eq=False)
-class YieldPoint:
-    """End of one execution of an iterate body that carries iter_args."""
-
-    iterate: k.IterateOp
-
-
-Item = Stmt | Chain | ChildAnchor | YieldPoint
-
-
-@dataclass(eq=False)
-class LoopNest:
-    """The concrete loops of one function (treat as read-only once built)."""
-
-    function: Function
-    # The outermost loop at the place of each iterate that has a with list.
-    roots: dict[k.IterateOp, Loop]
-    # The current loop of every live handle.
-    loop_of: dict[SSAValue, Loop]
-    origins: dict[SSAValue, Origin]  # keyed by original handle
-    origin_of_iv: dict[SSAValue, Origin]
-    # Iterates without loops of their own (`with ()`): where their body goes.
-    destination: dict[k.IterateOp, Loop | None]
-    # Bodies of iterates with no loops at all (`krnl.iterate() with ()`),
-    # executed in place.
-    inline: dict[k.IterateOp, list[Item]]
-    diagnostics: list[Diagnostic]
-    # The op each diagnostic is about (same order), to sort them in program order.
-    diagnostic_ops: list[Operation] = field(default_factory=list)
-
-    def loops(self) -> Iterator[Loop]:
-        seen: set[int] = set()
-        for root in self.roots.values():
-            yield from _walk(root, seen)
-
-
-def _walk(loop: Loop, seen: set[int]) -> Iterator[Loop]:
-    if id(loop) in seen:
-        return
-    seen.add(id(loop))
-    yield loop
-    if loop.child is not None:
-        yield from _walk(loop.child, seen)
-
+# The nest's values live in nest_values and trip counts in trip_counts; users see them here.
+__all__ = [
+    "Bound",
+    "Chain",
+    "ChildAnchor",
+    "IVBound",
+    "Item",
+    "Loop",
+    "LoopKind",
+    "LoopNest",
+    "MapBound",
+    "Origin",
+    "Stmt",
+    "YieldPoint",
+    "build_nest",
+    "checked_nest",
+    "constant_trip_count",
+    "linear_form",
+    "trip_count_divisor",
+]
 
 # ---------------------------------------------------------------- building
 
@@ -673,156 +519,3 @@ def checked_nest(fn: Function) -> LoopNest:
     if nest.diagnostics:
         raise VerifyError(nest.diagnostics)
     return nest
-
-
-# ------------------------------------------------------------- trip counts
-
-
-def constant_trip_count(loop: Loop) -> int | None:
-    """The number of iterations of `loop` if it is the same every time, else None.
-
-    As in MLIR's tiling (which onnx-mlir's krnl.block uses): a point loop runs
-    the tile size T times when T divides the trip count of the loop that was
-    blocked (its largest known divisor for a symbolic count: `8*N` blocked by
-    8 qualifies), the whole trip count when that is a constant smaller than
-    T, and otherwise has a partial last tile (a `min` bound): None. A point
-    loop whose handle is never used runs once.
-    """
-    if loop.trivial:
-        return 1
-    return _iterations(loop.lbs, loop.ubs, loop.step)[0]
-
-
-def trip_count_divisor(loop: Loop) -> int:
-    """The largest known divisor of the trip count of `loop` (the count itself if constant)."""
-    if loop.trivial:
-        return 1
-    return _iterations(loop.lbs, loop.ubs, loop.step)[1]
-
-
-def _iterations(
-    lbs: tuple[Bound, ...], ubs: tuple[Bound, ...], step: int
-) -> tuple[int | None, int]:
-    """(constant trip count or None, largest known divisor) of `for max(lbs) to min(ubs) step`."""
-    first_lb, first_ub = lbs[0], ubs[0]
-    if isinstance(first_lb, IVBound) or isinstance(first_ub, IVBound):
-        # The point range of a tile loop `t`: [t, min(t + S, ubs of t)).
-        if not (
-            len(lbs) == 1
-            and isinstance(first_lb, IVBound)
-            and isinstance(first_ub, IVBound)
-            and first_lb.loop is first_ub.loop
-            and first_lb.offset == 0
-        ):
-            return None, 1
-        tile = first_lb.loop
-        size = tile.tile_size
-        if size is None or tile.step % size or ubs[1:] != tile.ubs:
-            return None, 1
-        blocked_step = tile.step // size
-        count, div = _iterations(tile.lbs, tile.ubs, blocked_step)
-        if count is not None and count < size:
-            points: tuple[int | None, int] = (count, count)
-        elif div % size == 0:
-            points = (size, size)
-        else:
-            return None, 1  # a partial last tile
-        # A tile loop of this point range (blocked again) steps by a multiple.
-        ratio = step // blocked_step if step % blocked_step == 0 else 0
-        if ratio == 0:
-            return None, 1
-        pcount, pdiv = points
-        assert pcount is not None
-        return -(-pcount // ratio), (pdiv // ratio if pdiv % ratio == 0 else 1)
-    if not all(isinstance(b, MapBound) for b in (*lbs, *ubs)):
-        return None, 1
-    lo_maybe = [_linear(e, b) for b in lbs if isinstance(b, MapBound) for e in b.map.results]
-    hi_maybe = [_linear(e, b) for b in ubs if isinstance(b, MapBound) for e in b.map.results]
-    lo = [x for x in lo_maybe if x is not None]
-    hi = [x for x in hi_maybe if x is not None]
-    if len(lo) != len(lo_maybe) or len(hi) != len(hi_maybe):
-        return None, 1
-    if len(lo) != 1:
-        # max of several lower bounds: only constant ones give a known count
-        if not any(x[0] for x in (*lo, *hi)):
-            n = max(0, -(-(min(x[1] for x in hi) - max(x[1] for x in lo)) // step))
-            return n, n
-        return None, 1
-    low_terms, low_const = lo[0]
-    counts: list[int] = []
-    divisors: list[int] = []
-    all_constant = True
-    for x in hi:
-        terms = dict(x[0])
-        for v, c in low_terms.items():
-            terms[v] = terms.get(v, 0) - c
-        terms = {v: c for v, c in terms.items() if c}
-        extent = x[1] - low_const
-        if terms:
-            all_constant = False
-            divisors.append(math.gcd(extent, *terms.values()))
-        else:
-            n = max(0, -(-extent // step))
-            counts.append(n)
-            divisors.append(n)
-    if all_constant:
-        n = min(counts)
-        return n, n
-    div = math.gcd(*divisors)
-    return None, (div // step if div % step == 0 else 1)
-
-
-_Linear = tuple[dict[SSAValue, int], int]
-
-
-def _linear(expr: AffineExpr, bound: MapBound) -> _Linear | None:
-    """`expr` (over the bound's operands) as {operand: coefficient} + constant, if linear.
-
-    Operands that are `arith.constant` results count as their value.
-    """
-    ndims = bound.map.num_dims
-
-    def leaf(e: AffineDimExpr | AffineSymExpr) -> tuple[dict[Any, int], int]:
-        pos = e.position if isinstance(e, AffineDimExpr) else ndims + e.position
-        v = bound.operands[pos]
-        if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
-            return {}, v.owner.value.value.data
-        return {v: 1}, 0
-
-    return linear_form(expr, leaf)
-
-
-def linear_form(
-    expr: AffineExpr, leaf: Callable[[AffineDimExpr | AffineSymExpr], tuple[dict[Any, int], int]]
-) -> tuple[dict[Any, int], int] | None:
-    """`expr` as {key: coefficient} + constant if it is linear; `leaf` reads dims and symbols."""
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineDimExpr | AffineSymExpr):
-        return leaf(expr)
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return None
-    lhs, rhs = linear_form(expr.lhs, leaf), linear_form(expr.rhs, leaf)
-    if lhs is None or rhs is None:
-        return None
-    if expr.kind == AffineBinaryOpKind.Add:
-        terms = dict(lhs[0])
-        for key, c in rhs[0].items():
-            terms[key] = terms.get(key, 0) + c
-        return terms, lhs[1] + rhs[1]
-    if expr.kind == AffineBinaryOpKind.Mul:
-        if lhs[0] and rhs[0]:
-            return None
-        (terms, const), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
-        return {key: c * factor for key, c in terms.items()}, const * factor
-    if not lhs[0] and not rhs[0] and rhs[1] > 0:
-        a, c = lhs[1], rhs[1]
-        if expr.kind == AffineBinaryOpKind.FloorDiv:
-            return {}, a // c
-        if expr.kind == AffineBinaryOpKind.CeilDiv:
-            return {}, -(-a // c)
-        return {}, a % c
-    return None
-
-
-# ------------------------------------------------------------- value names

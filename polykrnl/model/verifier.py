@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, SourceLocation, VerifyError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, Module, location_of
+from polykrnl.model.ir import Function, Module, location_of, value_name
 from polykrnl.model.nest import (
     Chain,
     ChildAnchor,
@@ -46,7 +46,6 @@ from polykrnl.model.nest import (
     build_nest,
     constant_trip_count,
     trip_count_divisor,
-    value_name,
 )
 
 __all__ = ["diagnostics", "verify"]

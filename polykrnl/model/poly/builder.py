@@ -13,7 +13,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, SourceLocation, UnsupportedError
 from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, location_of
+from polykrnl.model.ir import Function, location_of, value_name
 from polykrnl.model.nest import (
     Chain,
     Loop,
@@ -22,7 +22,6 @@ from polykrnl.model.nest import (
     YieldPoint,
     build_nest,
     checked_nest,
-    value_name,
 )
 from polykrnl.model.poly.domains import Expr, LoopPolyhedron
 from polykrnl.model.poly.program import (

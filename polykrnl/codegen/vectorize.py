@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
 
 import islpy as isl
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import AnyFloat, IntegerType
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.isl_ast import FOR_NODE, Translator
 from polykrnl.codegen.statements import (
@@ -37,7 +34,18 @@ from polykrnl.codegen.statements import (
 from polykrnl.codegen.statements import (
     name as name_,
 )
-from polykrnl.model import dialect as k
+from polykrnl.codegen.tile_merge import POISON, Merged, int_constant, merge_tiles
+from polykrnl.codegen.updates import (
+    COMBINE,
+    REDUCE,
+    as_matmul,
+    dotted,
+    in_place,
+    index_of,
+    is_load,
+    product_factors,
+    update_of,
+)
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.poly import Statement
 
@@ -190,7 +198,7 @@ class Vectorizer:
         Exact, not a reassociation: a dependence is carried by a sequential loop
         (the parallel ones carry none), and the sequential loops keep their order.
         """
-        chain = _merge_tiles(chain, self.status)
+        chain = merge_tiles(chain, self.status)
         isl_it = {loop: node.for_get_iterator().id_get_id().get_name() for loop, node in chain}
         par = [(loop, node) for loop, node in chain if self.status.get(loop) == "parallel"]
         seq = [(loop, node) for loop, node in chain if self.status.get(loop) != "parallel"]
@@ -201,7 +209,7 @@ class Vectorizer:
         par_its |= {
             node.tile.for_get_iterator().id_get_id().get_name()
             for _, node in par
-            if isinstance(node, _Merged)
+            if isinstance(node, Merged)
         }
         try:
             out = self._emit(tr, seq, par, par_its, users)
@@ -265,7 +273,7 @@ class Vectorizer:
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
             it, start, stop, step_expr = b
-            stride = _int_constant(step_expr)
+            stride = int_constant(step_expr)
             if stride is None or stride < 1:
                 raise NotVectorizable(f"loop {loop} has a step that is not a positive constant")
             if (_names(start) | _names(stop)) & set(vec):
@@ -285,7 +293,7 @@ class Vectorizer:
         for u in users:
             stmt = u.op_get_arg(0).id_get_id().get_name()
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
-            out += _in_place(StatementWriter(self.state, self.statements[stmt], args, vec).write())
+            out += in_place(StatementWriter(self.state, self.statements[stmt], args, vec).write())
         # The ranges and lengths the slices made unnecessary go.
         setup, body = out[: 2 * rank], out[2 * rank :]
         used = {x.id for st in body for x in ast.walk(st) if isinstance(x, ast.Name)}
@@ -299,10 +307,10 @@ class Vectorizer:
         return [comment(note), *block]
 
     def _bounds(
-        self, tr: Translator, node: isl.AstNode | _Merged
+        self, tr: Translator, node: isl.AstNode | Merged
     ) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
         """Like Translator.bounds; a merged tile and point loop run over the tile loop's range."""
-        if not isinstance(node, _Merged):
+        if not isinstance(node, Merged):
             return tr.bounds(node)
         b = tr.bounds(node.tile)
         if b is None:
@@ -317,7 +325,7 @@ class Vectorizer:
         combination is exact (integers, max/min), else only when reassociating."""
         if self.reassociate:
             return True
-        forms = [_update(self.statements[u.op_get_arg(0).id_get_id().get_name()]) for u in users]
+        forms = [update_of(self.statements[u.op_get_arg(0).id_get_id().get_name()]) for u in users]
         return len(forms) == 1 and forms[0] is not None and forms[0].exact
 
     def _reduction(
@@ -340,7 +348,7 @@ class Vectorizer:
             return None
         u = users[0]
         s = self.statements[u.op_get_arg(0).id_get_id().get_name()]
-        form = _update(s)
+        form = update_of(s)
         if form is None or not (self.reassociate or form.exact):
             return None
         saved_names, saved_taken = dict(tr.names), set(tr.taken)
@@ -390,7 +398,7 @@ class Vectorizer:
                     raise NotVectorizable("the updated element is not the parallel loops' slice")
                 if [w.value(x) for x in form.old.operands[1:]] != subs:
                     raise NotVectorizable("the update reads another element")
-                index = _index_of(sliced[0])
+                index = index_of(sliced[0])
             total = None
             if form.kind in ("add", "sub"):
                 total = self._contraction(w, form.value, rank, n_par)
@@ -405,24 +413,24 @@ class Vectorizer:
                     if rank - n_par == 1
                     else ast.Tuple([const(-1 - i) for i in range(rank - n_par)], ast.Load())
                 )
-                fn = _REDUCE[form.kind]
+                fn = REDUCE[form.kind]
                 keywords = [ast.keyword("axis", axes)]
                 if form.identity is not None:
                     keywords.append(ast.keyword("initial", form.identity))
                 if form.kind in ("add", "sub", "mul") and form.exact:
                     # NumPy sums small integers in int64: wrap in the element type.
                     dt = scalar_dtype(form.value.type).name
-                    keywords.append(ast.keyword("dtype", _dotted(f"np.{dt}")))
-                total = ast.Call(_dotted(fn), [e], keywords)
+                    keywords.append(ast.keyword("dtype", dotted(f"np.{dt}")))
+                total = ast.Call(dotted(fn), [e], keywords)
                 how = fn
             elif "einsum" in ast.unparse(total):
                 how = "a contraction (np.einsum)"
             target = ast.Subscript(mem, index, ast.Store())
-            combine = _COMBINE[form.kind]
+            combine = COMBINE[form.kind]
             if isinstance(combine, str):
                 # Elementwise max/min of the old values and the reduced ones.
                 old = ast.Subscript(mem, index, ast.Load())
-                w.out.append(ast.Assign([target], _dotted(combine, old, total)))
+                w.out.append(ast.Assign([target], dotted(combine, old, total)))
             else:
                 # In place: NumPy evaluates the right side first (copying where it overlaps).
                 w.out.append(ast.AugAssign(target, combine, total))
@@ -455,20 +463,20 @@ class Vectorizer:
         self, w: StatementWriter, value: SSAValue, rank: int, n_par: int
     ) -> ast.expr | None:
         """The sum over the reduction axes of a product of loads, as `@` or np.einsum."""
-        factors = _factors(value)
+        factors = product_factors(value)
         letters = "abcdefghijklmnopqrstuvwxyz"
         arrays: list[ast.expr] = []
         specs: list[str] = []
         scalars: list[ast.expr] = []
         for f in factors:
-            if isinstance(f.owner, Operation) and _is_load(f.owner):
+            if isinstance(f.owner, Operation) and is_load(f.owner):
                 op = f.owner
                 mem = w.value(op.operands[0])
                 sliced = w.slices([w.value(x) for x in op.operands[1:]])
                 if sliced is None:
                     return None
                 idx, axes = sliced
-                arrays.append(ast.Subscript(mem, _index_of(idx), ast.Load()))
+                arrays.append(ast.Subscript(mem, index_of(idx), ast.Load()))
                 specs.append("".join(letters[a] for a in axes))
             else:
                 v = w.value(f)
@@ -481,11 +489,11 @@ class Vectorizer:
         # once, where the loop adds the same product once per iteration.
         if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
             return None
-        total: ast.expr | None = _as_matmul(arrays, specs, letters[:n_par])
+        total: ast.expr | None = as_matmul(arrays, specs, letters[:n_par])
         if total is None:
             spec = ",".join(specs) + "->" + letters[:n_par]
             total = ast.Call(
-                _dotted("np.einsum"),
+                dotted("np.einsum"),
                 [ast.Constant(spec), *arrays],
                 [ast.keyword("optimize", ast.Constant(True))],
             )
@@ -494,323 +502,11 @@ class Vectorizer:
         return total
 
 
-def _as_matmul(arrays: list[ast.expr], specs: list[str], out: str) -> ast.expr | None:
-    """Two operands contracting one index into `out`, as `x @ y` (BLAS, no einsum overhead)."""
-    if len(arrays) != 2 or any(len(sp) > 2 for sp in specs):
-        return None
-    shared = set(specs[0]) & set(specs[1])
-    if len(shared) != 1 or shared & set(out) or len(specs[0]) + len(specs[1]) - 2 != len(out):
-        return None
-    (c,) = shared
-    for first, second in ((0, 1), (1, 0)):
-        a, b = specs[first], specs[second]
-        xa, xb = arrays[first], arrays[second]
-        if len(a) == 2 and a[0] == c:
-            a, xa = a[::-1], ast.Attribute(xa, "T", ast.Load())
-        if len(b) == 2 and b[1] == c:
-            b, xb = b[::-1], ast.Attribute(xb, "T", ast.Load())
-        if a[-1] == c and b[0] == c and a[:-1] + b[1:] == out:
-            return ast.BinOp(xa, ast.MatMult(), xb)
-    return None
-
-
-def _is_load(op: Operation) -> bool:
-    return isinstance(op, k.LoadOp | memref.LoadOp)
-
-
-def _index_of(idx: list[ast.expr]) -> ast.expr:
-    return ast.Tuple(idx, ast.Load()) if len(idx) != 1 else idx[0]
-
-
-@dataclass(frozen=True)
-class _Update:
-    """A statement `X[f] = X[f] op value` (or `X[f] - value`)."""
-
-    store: Operation  # the store, or the krnl.yield of an iter_args update
-    old: Operation | None  # the load of X[f] (None for an iter_args update)
-    kind: str  # add, sub, mul, max, min, fmax, fmin
-    value: SSAValue
-    exact: bool  # combining in another order gives the same values
-    identity: ast.expr | None  # np.max/np.min's `initial`, so that no iteration is fine
-    carried: SSAValue | None = None  # the iter_args value a krnl.yield updates
-
-
-_UPDATE_OPS = {
-    "arith.addf": "add",
-    "arith.addi": "add",
-    "arith.subf": "sub",
-    "arith.subi": "sub",
-    "arith.mulf": "mul",
-    "arith.muli": "mul",
-    "arith.maximumf": "max",
-    "arith.minimumf": "min",
-    "arith.maxsi": "max",
-    "arith.minsi": "min",
-    "arith.maxnumf": "fmax",
-    "arith.minnumf": "fmin",
-}
-_REDUCE = {
-    "add": "np.sum",
-    "sub": "np.sum",
-    "mul": "np.prod",
-    "max": "np.max",
-    "min": "np.min",
-    "fmax": "np.fmax.reduce",
-    "fmin": "np.fmin.reduce",
-}
-_COMBINE: dict[str, ast.operator | str] = {
-    "add": ast.Add(),
-    "sub": ast.Sub(),
-    "mul": ast.Mult(),
-    "max": "np.maximum",
-    "min": "np.minimum",
-    "fmax": "np.fmax",
-    "fmin": "np.fmin",
-}
-
-
-def _update(s: Statement) -> _Update | None:
-    """The reduction form of `s`: it stores `old op e` into the element `old` is from,
-    or yields `old op e` for the iter_args value `old` (one value carried)."""
-    store = s.anchor
-    carried: SSAValue | None = None
-    if isinstance(store, k.YieldOp):
-        if s.iterate is None or len(store.operands) != 1 or len(s.iterate.iter_args) != 1:
-            return None
-        carried = s.iterate.iter_args[0]
-    elif not isinstance(store, k.StoreOp | memref.StoreOp):
-        return None
-    val = store.operands[0]
-    if not isinstance(val, OpResult) or val.op.name not in _UPDATE_OPS:
-        return None
-    op = val.op
-    kind = _UPDATE_OPS[op.name]
-    pairs = [(op.operands[0], op.operands[1])]
-    if kind != "sub":
-        pairs.append((op.operands[1], op.operands[0]))
-    for x, e in pairs:
-        if carried is not None:
-            if x is not carried:
-                continue
-            old = None
-        else:
-            if not (isinstance(x, OpResult) and _is_load(x.op)):
-                continue
-            if x.op.operands[0] is not store.operands[1]:
-                continue
-            old = x.op
-        t = val.type
-        is_float = isinstance(t, AnyFloat)
-        identity: ast.expr | None = None
-        if kind in ("max", "min"):
-            if is_float:
-                inf = ast.Attribute(name_("np"), "inf", ast.Load())
-                identity = ast.UnaryOp(ast.USub(), inf) if kind == "max" else inf
-            else:
-                bits = t.width.data if isinstance(t, IntegerType) else 64
-                identity = const(-(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1)
-        elif kind in ("fmax", "fmin"):
-            identity = ast.Attribute(name_("np"), "nan", ast.Load())
-        # Integer sums and products wrap the same in any order; max and min pick
-        # the same value (of +0.0 and -0.0, possibly the other one).
-        exact = not is_float or kind not in ("add", "sub", "mul")
-        return _Update(store, old, kind, e, exact, identity, carried)
-    return None
-
-
-def _dotted(path: str, *args: ast.expr) -> ast.expr:
-    """`np.a.b` as an expression, or a call of it with `args`."""
-    parts = path.split(".")
-    e: ast.expr = name_(parts[0])
-    for p in parts[1:]:
-        e = ast.Attribute(e, p, ast.Load())
-    return ast.Call(e, list(args), []) if args else e
-
-
-def _factors(v: SSAValue) -> list[SSAValue]:
-    if isinstance(v, OpResult) and isinstance(v.op, arith.MulfOp | arith.MuliOp):
-        return [*_factors(v.op.operands[0]), *_factors(v.op.operands[1])]
-    return [v]
-
-
-# The name a merged tile loop's iterator gets: code that still uses it is refused.
-POISON = "_polykrnl_merged_tile_loop_"
-
-
-@dataclass
-class _Merged:
-    """A tile loop and its point loop, vectorized together: the original loop's range.
-
-    Both parallel (or both reductions): the iterations of the pair are those of
-    the loop before blocking, so running them at once is running that loop at once.
-    """
-
-    tile: isl.AstNode
-    point: isl.AstNode
-    tile_mark: str = ""
-
-    def for_get_iterator(self) -> isl.AstExpr:
-        return self.point.for_get_iterator()
-
-    def for_get_init(self) -> isl.AstExpr:
-        return self.tile.for_get_init()
-
-    def for_get_cond(self) -> isl.AstExpr:
-        return self.tile.for_get_cond()
-
-
-def _merge_tiles(
-    chain: list[tuple[str, isl.AstNode]], status: dict[str, str]
-) -> list[tuple[str, isl.AstNode]]:
-    """Pairs (tile loop, its point loop) of the chain with the same role, merged."""
-    out: list[tuple[str, Any]] = list(chain)
-    i = 0
-    while i < len(out):
-        mark, tile = out[i]
-        if isinstance(tile, _Merged):
-            i += 1
-            continue
-        partner = next(
-            (
-                j
-                for j in range(i + 1, len(out))
-                if not isinstance(out[j][1], _Merged)
-                and status.get(out[j][0]) == status.get(mark)
-                and status.get(mark) in ("parallel", "reduction")
-                and _is_point_of(out[j][1], tile)
-            ),
-            None,
-        )
-        if partner is None:
-            i += 1
-            continue
-        p_mark, point = out[partner]
-        label = f"{mark}+{p_mark}"
-        status[label] = status[mark]
-        out[partner] = (label, _Merged(tile, point, mark))
-        del out[i]
-    return out
-
-
-def _is_point_of(point: isl.AstNode, tile: isl.AstNode) -> bool:
-    """Whether `point` runs [t, min(U, t + S)) for each t of `tile` = range(L, U, S)."""
-    plain = Translator(lambda _s, _a: [])
-    tb, pb = plain.bounds(tile), plain.bounds(point)
-    if tb is None or pb is None:
-        return False
-    t_it, _, t_stop, t_step = tb
-    _, p_start, p_stop, p_step = pb
-    if not (isinstance(t_step, ast.Constant) and isinstance(p_step, ast.Constant)):
-        return False
-    if p_step.value != 1 or ast.dump(p_start) != ast.dump(ast.Name(t_it, ast.Load())):
-        return False
-    end = ast.dump(ast.BinOp(ast.Name(t_it, ast.Load()), ast.Add(), ast.Constant(t_step.value)))
-    if ast.dump(p_stop) == end:
-        # Full tiles only (isl knew the step divides the trip count): constant bounds.
-        ints = [_int_constant(x) for x in (tb[1], t_stop, t_step)]
-        lo, hi, step = ints
-        return lo is not None and hi is not None and step is not None and (hi - lo) % step == 0
-    if not (isinstance(p_stop, ast.Call) and len(p_stop.args) == 2):
-        return False
-    args = sorted(ast.dump(a) for a in p_stop.args)
-    return ast.dump(p_stop.func) == ast.dump(ast.Name("min", ast.Load())) and args == sorted(
-        [end, ast.dump(t_stop)]
-    )
-
-
-def _in_place(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`x = X[s]; y1 = x + e1; y2 = y1 * e2; X[s] = y2` as `X[s] += e1; X[s] *= e2`.
-
-    No temporary array and no copy, and the same operations in the same order
-    (IEEE + and * commute). Only when each of x, y1, ... is used once, by the
-    next step, and nothing between the load and the store reads X (or a value
-    read from X before): the updates then happen where the steps were, before
-    the store, and nothing sees X change earlier. NumPy evaluates `e` first and
-    copies where it overlaps X[s].
-    """
-    if not body or not isinstance(body[-1], ast.Assign):
-        return body
-    store = body[-1]
-    target = store.targets[0]
-    if not (isinstance(target, ast.Subscript) and isinstance(store.value, ast.Name)):
-        return body
-    where = {
-        st.targets[0].id: i
-        for i, st in enumerate(body)
-        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name)
-    }
-    wanted = ast.dump(ast.Subscript(target.value, target.slice, ast.Load()), annotate_fields=False)
-
-    # Walk back from the stored value: y_k = y_(k-1) op e_k, down to the load.
-    def walk(current: str) -> tuple[int, list[tuple[int, ast.operator, ast.expr]]] | None:
-        i = where.get(current)
-        if i is None:
-            return None
-        v = body[i].value  # type: ignore[attr-defined]
-        if ast.dump(v, annotate_fields=False) == wanted:
-            return i, []
-        if not (
-            isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
-        ):
-            return None
-        sides = [(v.left, v.right)]
-        if isinstance(v.op, ast.Add | ast.Mult):
-            sides.append((v.right, v.left))
-        for prev, rest in sides:
-            if isinstance(prev, ast.Name) and where.get(prev.id, i) < i:
-                found = walk(prev.id)
-                if found is not None:
-                    return found[0], [*found[1], (i, v.op, rest)]
-        return None
-
-    found = walk(store.value.id)
-    if found is None or not found[1]:
-        return body
-    load_at, steps = found
-    chain_at = {i for i, _, _ in steps} | {load_at}
-    temps = {name for name, i in where.items() if i in chain_at}
-    # Each temporary used once (by the next step or the store), nowhere else.
-    uses = [n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in temps]
-    if any(uses.count(t) != 2 for t in temps):  # its definition and its one use
-        return body
-    # Values that are X or views of it: nothing after the load may read them.
-    array = target.value
-    touched = {ast.dump(array, annotate_fields=False)}
-    tainted: set[str] = set()
-    for i, st in enumerate(body[:-1]):
-        reads_x = any(
-            ast.dump(n, annotate_fields=False) in touched
-            or (isinstance(n, ast.Name) and n.id in tainted)
-            for n in ast.walk(st.value if isinstance(st, ast.Assign) else st)
-        )
-        if i > load_at and i not in chain_at and reads_x:
-            return body
-        if (
-            isinstance(st, ast.Assign)
-            and isinstance(st.targets[0], ast.Name)
-            and reads_x
-            and i != load_at
-        ):
-            tainted.add(st.targets[0].id)
-    for _, _, rest in steps:
-        if any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(rest)) or any(
-            ast.dump(n, annotate_fields=False) in touched for n in ast.walk(rest)
-        ):
-            return body
-    updates = {i: ast.AugAssign(target, op, rest) for i, op, rest in steps}
-    out: list[ast.stmt] = []
-    for i, st in enumerate(body[:-1]):
-        if i == load_at:
-            continue
-        out.append(updates.get(i, st))
-    return out
-
-
 def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
     """`stop`, or `max(start, stop)` when it may be negative and below `start` (an empty
     loop with symbolic bounds): Python counts a negative slice stop from the end of
     the array, so the slice would not be empty."""
-    a, b = _int_constant(start), _int_constant(stop)
+    a, b = int_constant(start), int_constant(stop)
     if a is not None and b is not None:
         return stop if b >= a else start
     if b is not None and b >= 0:
@@ -823,15 +519,11 @@ def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
         isinstance(x, ast.BinOp)
         and isinstance(x.op, ast.Add)
         and ast.dump(x.left) == ast.dump(start)
-        and (_int_constant(x.right) or 0) > 0
+        and (int_constant(x.right) or 0) > 0
         for x in stop.args
     ):
         return stop
     return call("max", start, stop)
-
-
-def _int_constant(e: ast.expr) -> int | None:
-    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else None
 
 
 def _uses(stmts: list[ast.stmt], name_: str) -> bool:

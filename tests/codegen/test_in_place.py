@@ -1,4 +1,4 @@
-"""The in-place rewrite of array updates (`vectorize._in_place`), on hand-written bodies.
+"""The in-place rewrite of array updates (`updates.in_place`), on hand-written bodies.
 
 Each case is a body as the vectorizer writes it; the expected result was worked
 out by hand. Refused cases must come back unchanged.
@@ -12,12 +12,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from polykrnl.codegen.vectorize import _in_place
+from polykrnl.codegen.updates import in_place
 
 
 def _rewrite(code: str) -> str:
     body = ast.parse(textwrap.dedent(code)).body
-    return ast.unparse(ast.Module(_in_place(body), []))
+    return ast.unparse(ast.Module(in_place(body), []))
 
 
 def test_a_chain_of_updates_becomes_augmented_assignments() -> None:
@@ -106,4 +106,4 @@ def test_the_rewrite_computes_the_same_values() -> None:
 )
 def test_refused_bodies_stay_as_they_are(code: str) -> None:
     body = ast.parse(textwrap.dedent(code)).body
-    assert ast.unparse(ast.Module(_in_place(body), [])) == ast.unparse(ast.Module(body, []))
+    assert ast.unparse(ast.Module(in_place(body), [])) == ast.unparse(ast.Module(body, []))

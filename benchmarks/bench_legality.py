@@ -3,7 +3,7 @@
 Measures, for every case below:
 
 * ``parse+verify``: ``pk.parse(text)`` then ``pk.verify(module)`` of the whole
-  file the case comes from: the baseline (DESIGN.md: speed is reported as ratios
+  file the case comes from: the baseline (benchmarks/README.md: speed is reported as ratios
   against a baseline run in the same process);
 * ``build``: making the Schedule (``Schedule.from_function(fn, recipe=False)``
   [+ the replayed steps], or ``pk.schedule(fn, force=True)``), for reference;

@@ -3,7 +3,7 @@
 Measures, for Krnl programs given as text:
 
 * ``parse+verify``: ``pk.parse(text)`` then ``pk.verify(module)``: the baseline
-  (DESIGN.md: speed is reported as ratios against a baseline run in the same
+  (benchmarks/README.md: speed is reported as ratios against a baseline run in the same
   process);
 * ``poly``: ``pk.poly_program(fn)`` alone (statements, isl domains, accesses);
 * ``build``: ``pk.schedule(fn, force=True)`` (which builds the PolyProgram itself and

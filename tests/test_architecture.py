@@ -1,4 +1,4 @@
-"""The pipeline's one-way imports (DESIGN.md): a stage imports only from stages above it."""
+"""The pipeline's one-way imports (docs/architecture.md): a stage imports only from stages above it."""
 
 from __future__ import annotations
 

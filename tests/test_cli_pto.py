@@ -77,7 +77,7 @@ def test_a5_kernel_to_stdout_and_to_a_file(tmp_path: Path) -> None:
     assert code == 0, err
     a5 = pk.schedule(pk.load(KERNELS)["transpose_f32"]).to_pto("a5")
     a2 = pk.schedule(pk.load(KERNELS)["transpose_f32"]).to_pto("a2a3")
-    assert a5.source != a2.source  # TTRANS takes no tmp on A5 (pto.md): another tmp tile
+    assert a5.source != a2.source  # TTRANS takes no tmp on A5 (docs/pto.md): another tmp tile
     assert out.startswith(a5.source) and "(Ascend A5), bytes needed:" in out
     target = tmp_path / "k.cpp"
     code, out2, err = cli(

@@ -2,7 +2,7 @@
 """The concrete loop nest of a Krnl recipe, checked against hand-derived nests.
 
 Each expected nest below was written by hand from the rules of
-../shared/reference/krnl-semantics.md (tile loop: same bounds, step T; point
+docs/krnl-semantics.md (tile loop: same bounds, step T; point
 loop: from the tile IV to min(tile + T, UB); an unused point handle runs once;
 permute scatters; bodies go into the loop of the last listed handle) and agrees
 with what onnx-mlir's convert-krnl-to-affine produces for the same programs.
@@ -120,7 +120,7 @@ def test_block_divisible_and_partial() -> None:
 
 
 def test_block_point_loop_again() -> None:
-    # Blocking the point loop by 2: min(%ilb + 2, %ib + 4, 10) (krnl-semantics.md).
+    # Blocking the point loop by 2: min(%ilb + 2, %ib + 4, 10) (docs/krnl-semantics.md, "Blocking a point loop again").
     got = nest_of(
         f"""  %ii = krnl.define_loops 1
   %ib, %il = krnl.block %ii 4 : {BLOCK_T}

@@ -39,7 +39,7 @@ FILES = sorted(CORPUS.glob("*.mlir"))
 IDS = [f.stem for f in FILES]
 
 # The op list of record: every `krnl.*` heading of the Krnl op reference
-# (shared/seeds/krnl-dialect.md), in its order.
+# (onnx-mlir's docs/Dialects/krnl.md), in its order.
 REFERENCE_OPS = (
     "krnl.acos",
     "krnl.acosh",

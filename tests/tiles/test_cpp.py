@@ -2,7 +2,7 @@
 
 Reading the printed text back: tile declarations, TASSIGN offsets, instructions in order with
 the flags between them, braces. The expectations come from the PTO rules in
-shared/reference/pto.md (32-byte aligned offsets within the buffer capacity, a flag pair
+docs/pto.md (32-byte aligned offsets within the buffer capacity, a flag pair
 between a producer pipe and a consumer pipe).
 """
 

@@ -43,7 +43,7 @@ def test_simulation_matches_the_reference(case: PtoCase, arch: str) -> None:
 
 
 def _brute_ttrans(n: int, m: int, tr: int, tc: int, elem: int) -> int:
-    """Max over the tiles of the always-enough TTRANS tmp (pto.md), by plain loops: a tile
+    """Max over the tiles of the always-enough TTRANS tmp (docs/pto.md), by plain loops: a tile
     of A is H = min(tr, n - i) rows by W = min(tc, m - j) columns."""
     rs = 32 if elem == 1 else 16
     b = 32 // elem

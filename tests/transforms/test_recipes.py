@@ -1,7 +1,7 @@
 """Krnl recipes against hand-derived loop nests and instance orders.
 
 Each recipe in tests/transforms/recipes/ has NAME.mlir (the program),
-NAME.loops.txt (the loop tree, derived by hand from krnl-semantics.md) and
+NAME.loops.txt (the loop tree, derived by hand from docs/krnl-semantics.md) and
 NAME.trace.py (PARAMS and expected(): plain Python loops written from the
 expected nest). Regenerate the loop-tree files after a reviewed change with
 `POLYKRNL_UPDATE_GOLDEN=1 python -m pytest tests/transforms/test_recipes.py`

@@ -16,7 +16,7 @@ loops in order. Block handles are unnamed (``%0:2``, so the loops get the
 default names) or named (``%t0, %p0``). :func:`replay` applies the same recipe
 with the Python primitives (``names=`` for named handles; ``reorder`` or
 ``permute``); :func:`krnl_model` orders the points with a plain Python model
-of Krnl's blocking written from krnl-semantics.md (tiles start at the lower
+of Krnl's blocking written from docs/krnl-semantics.md (tiles start at the lower
 bound and step by the tile size).
 
 The Python-primitive variant is a random sequence of :class:`Prim` (block /

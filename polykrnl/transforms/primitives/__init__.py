@@ -1,6 +1,6 @@
 """The Krnl primitives, one module each: functions from a schedule to a new one.
 
-They follow Krnl exactly (see krnl-semantics):
+They follow Krnl exactly (see docs/krnl-semantics.md):
 
 * ``block(loop, T)`` strip-mines: the tile loop keeps the bounds and steps by
   ``T`` (times the loop's step); its value for an instance whose loop value

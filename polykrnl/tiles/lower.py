@@ -52,6 +52,7 @@ from polykrnl.errors import PtoError
 from polykrnl.model import dialect as k
 from polykrnl.model.poly import Statement
 from polykrnl.tiles import symbolic, tmp_rules
+from polykrnl.tiles.dtypes import ALIGN_BYTES, DType, dtype
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -61,20 +62,17 @@ from polykrnl.tiles.program import (
     Scalar,
     SetValid,
     TensorParam,
-    insert_sync,
     plan_offsets,
 )
+from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.types import (
-    ALIGN_BYTES,
     Arch,
     BLayout,
-    DType,
     Loc,
     SLayout,
     TileType,
     acc_tile,
     arch,
-    dtype,
     left_tile,
     right_tile,
 )

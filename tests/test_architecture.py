@@ -1,4 +1,4 @@
-"""The pipeline's one-way imports (docs/architecture.md): a stage imports only from stages above it."""
+"""The shape of the package (docs/architecture.md): one-way imports, no cycles, small modules."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError
+from polykrnl.tiles.dtypes import DType
 from polykrnl.tiles.program import (
     Barrier,
     GlobalView,
@@ -37,7 +38,7 @@ from polykrnl.tiles.program import (
     WaitFlag,
     eval_expr,
 )
-from polykrnl.tiles.types import DType, GlobalTensorType
+from polykrnl.tiles.types import GlobalTensorType
 
 __all__ = ["cpp_expr", "harness", "to_cpp"]
 

@@ -37,6 +37,7 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError, TileConstraintError
 from polykrnl.tiles import tmp_rules
+from polykrnl.tiles.dtypes import BF16, DType
 from polykrnl.tiles.program import (
     Barrier,
     GlobalView,
@@ -50,7 +51,7 @@ from polykrnl.tiles.program import (
     WaitFlag,
     eval_expr,
 )
-from polykrnl.tiles.types import BF16, DType, Loc, PadValue, TileType
+from polykrnl.tiles.types import Loc, PadValue, TileType
 
 __all__ = ["SimTile", "run_instr", "simulate", "unspecified_value"]
 

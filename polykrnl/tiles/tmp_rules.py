@@ -25,7 +25,8 @@ import sympy  # type: ignore[import-untyped]
 from sympy import Eq, Max, Piecewise, ceiling, floor
 
 from polykrnl.errors import TileConstraintError
-from polykrnl.tiles.types import F32, U32, Arch, DType, Loc, TileType, arch, dtype
+from polykrnl.tiles.dtypes import F32, U32, DType, dtype
+from polykrnl.tiles.types import Arch, Loc, TileType, arch
 
 __all__ = [
     "TMP_RULES",

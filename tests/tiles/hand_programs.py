@@ -16,6 +16,7 @@ import numpy as np
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl.tiles import tmp_rules
+from polykrnl.tiles.dtypes import F32, dtype
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -26,17 +27,15 @@ from polykrnl.tiles.program import (
     SetValid,
     TensorParam,
     expr,
-    insert_sync,
     plan_offsets,
 )
+from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.types import (
-    F32,
     BLayout,
     Loc,
     SLayout,
     TileType,
     acc_tile,
-    dtype,
     left_tile,
     right_tile,
     vec_tile,

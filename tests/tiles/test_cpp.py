@@ -25,9 +25,9 @@ from polykrnl.tiles.program import (
     TensorParam,
     eval_expr,
     expr,
-    insert_sync,
     plan_offsets,
 )
+from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.types import Buffer, arch, vec_tile
 from tests.tiles.hand_programs import cases
 

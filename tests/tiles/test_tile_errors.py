@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from polykrnl.errors import TileConstraintError
+from polykrnl.tiles.dtypes import dtype
 from polykrnl.tiles.tmp_rules import check, tmp_bytes
 from polykrnl.tiles.types import (
     BLayout,
@@ -16,7 +17,6 @@ from polykrnl.tiles.types import (
     SLayout,
     TileType,
     arch,
-    dtype,
     vec_tile,
 )
 

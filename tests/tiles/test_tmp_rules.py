@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import sympy
 
+from polykrnl.tiles.dtypes import DTYPES
 from polykrnl.tiles.tmp_rules import (
     TMP_RULES,
     VALID_COL,
@@ -25,7 +26,7 @@ from polykrnl.tiles.tmp_rules import (
     ttrans_tmp_always_enough,
     ttrans_tmp_documented,
 )
-from polykrnl.tiles.types import DTYPES, arch
+from polykrnl.tiles.types import arch
 
 SIZE = {name: t.size for name, t in DTYPES.items()}
 ROWS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 255, 256, 300]

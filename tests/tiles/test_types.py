@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from polykrnl.tiles.dtypes import dtype
 from polykrnl.tiles.types import (
     ARCHES,
     BLayout,
@@ -22,7 +23,6 @@ from polykrnl.tiles.types import (
     TileType,
     acc_tile,
     arch,
-    dtype,
     left_tile,
     right_tile,
     vec_tile,

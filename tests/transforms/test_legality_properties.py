@@ -337,7 +337,8 @@ def _constant(c: int) -> Fn:
 
 
 class Model:
-    """The loop chain and every loop's value at each point, in plain Python (docs/krnl-semantics.md)."""
+    """The loop chain and every loop's value at each point, in plain Python
+    (docs/krnl-semantics.md)."""
 
     def __init__(self, prog: Prog) -> None:
         self.chain: list[str] = list(prog.ivs)

@@ -1,0 +1,86 @@
+"""The Krnl and MLIR ops the PTO patterns recognize, by op class, and the PTO instruction
+each elementwise or reducing op becomes."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, math, memref
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from polykrnl.model import dialect as k
+
+__all__ = [
+    "BINARY_INSTR",
+    "ROW_REDUCE_INSTR",
+    "UNARY_INSTR",
+    "constant_value",
+    "is_add",
+    "is_alloc",
+    "is_load",
+    "is_mul",
+    "is_store",
+    "unwrap_extf",
+]
+
+UNARY_INSTR: dict[type[Operation], str] = {
+    math.ExpOp: "TEXP",
+    math.SqrtOp: "TSQRT",
+    math.AbsFOp: "TABS",
+    arith.NegfOp: "TNEG",
+    math.LogOp: "TLOG",
+    math.RsqrtOp: "TRSQRT",
+}
+BINARY_INSTR: dict[type[Operation], str] = {
+    arith.AddfOp: "TADD",
+    arith.SubfOp: "TSUB",
+    arith.MulfOp: "TMUL",
+    arith.DivfOp: "TDIV",
+    arith.MaximumfOp: "TMAX",
+    arith.MinimumfOp: "TMIN",
+}
+#: The combining op of a ``krnl.yield old op e`` -> the row reduction it is.
+ROW_REDUCE_INSTR: dict[type[Operation], str] = {
+    arith.AddfOp: "TROWSUM",
+    arith.MaximumfOp: "TROWMAX",
+    arith.MinimumfOp: "TROWMIN",
+}
+
+
+def is_load(op: Operation) -> bool:
+    """A krnl.load or memref.load (operands: the memref, then the subscripts)."""
+    return isinstance(op, k.LoadOp | memref.LoadOp)
+
+
+def is_store(op: Operation) -> bool:
+    """A krnl.store or memref.store (operands: the value, the memref, then the subscripts)."""
+    return isinstance(op, k.StoreOp | memref.StoreOp)
+
+
+def is_alloc(op: Operation) -> bool:
+    return isinstance(op, memref.AllocOp | memref.AllocaOp)
+
+
+def is_add(op: Operation) -> bool:
+    return isinstance(op, arith.AddfOp | arith.AddiOp)
+
+
+def is_mul(op: Operation) -> bool:
+    return isinstance(op, arith.MulfOp | arith.MuliOp)
+
+
+def constant_value(v: SSAValue) -> float | int | None:
+    """The number `v` is when an arith.constant defines it."""
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
+        attr = v.op.value
+        if isinstance(attr, FloatAttr):
+            return float(attr.value.data)
+        if isinstance(attr, IntegerAttr):
+            return int(attr.value.data)
+    return None
+
+
+def unwrap_extf(v: SSAValue) -> SSAValue:
+    """The value under an arith.extf (the cube widens f16/bf16 products to f32 itself)."""
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ExtFOp):
+        return v.op.operands[0]
+    return v

@@ -1,0 +1,187 @@
+"""``C[i, j] = 0`` then ``C[i, j] += A[i, k] * B[k, j]`` over a k loop: the cube's tile
+flow (TLOAD to Mat tiles, TMOV to Left/Right, TMATMUL for the first k tile then
+TMATMUL_ACC, TSTORE from Acc)."""
+
+from __future__ import annotations
+
+import sympy  # type: ignore[import-untyped]
+from xdsl.ir import BlockArgument, Operation, OpResult
+
+from polykrnl.model.poly import Statement
+from polykrnl.tiles.dtypes import ALIGN_BYTES
+from polykrnl.tiles.krnl_ops import constant_value, is_add, is_load, is_mul, is_store, unwrap_extf
+from polykrnl.tiles.loop_bounds import bounds_expr, int_symbol
+from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error, round_up
+from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid
+from polykrnl.tiles.types import BLayout, Loc, SLayout, TileType, acc_tile, left_tile, right_tile
+
+__all__ = ["lower_matmul", "matmul_form"]
+
+
+def lower_matmul(
+    b: KernelBuilder, axes: dict[str, Axis], order: list[str], statements: list[Statement]
+) -> list[Item]:
+    """C[i, j] = 0, then C[i, j] += A[i, k] * B[k, j] over k: the cube's tile flow."""
+    if not statements:
+        return []
+    update = statements[-1]
+    form = matmul_form(b, update)
+    if form is None:
+        raise lowering_error(update, "a 3-deep nest that is not C[i, j] += A[i, k] * B[k, j]")
+    c_name, a_name, b_name, (i, j, kk) = form
+    inits = statements[:-1]
+    if len(inits) != 1 or not _zero_store(b, inits[0], c_name, i, j):
+        raise lowering_error(
+            update,
+            f"the matmul accumulates into {c_name}, which the nest does not set to 0 first "
+            "(the cube accumulates in L0C, which starts from the first product)",
+            hint=f"store 0.0 into {c_name}[{i}, {j}] in the (i, j) loops before the k loop",
+        )
+    ai, aj, ak = axes[i], axes[j], axes[kk]
+    if order.index(kk) != 2:
+        raise lowering_error(update, f"the reduction loop {kk} is not innermost of the point loops")
+    ta, tb, tc = (b.tensors[x].dtype for x in (a_name, b_name, c_name))
+    allowed = {("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("i8", "i32")}
+    if ta != tb or (ta.name, tc.name) not in allowed:
+        raise lowering_error(
+            update,
+            f"matmul of {ta} x {tb} into {tc}: the cube computes f32 from f16, bf16 or f32, "
+            "and i32 from i8",
+        )
+    m, n, kd = ai.size, aj.size, ak.size
+    for what, v in (("m", m), ("n", n), ("k", kd)):
+        if not 1 <= v <= 4095:
+            raise lowering_error(update, f"matmul tile {what} = {v} is outside [1, 4095]")
+    c0 = 16
+    mm, nn = round_up(m, c0), round_up(n, c0)
+    kk_size = round_up(kd, ALIGN_BYTES // ta.size)
+    a_l1 = b.tile(
+        "a_l1_",
+        TileType(Loc.Mat, ta, mm, kk_size, BLayout.ColMajor, None, None, SLayout.RowMajor),
+        "mat",
+    )
+    b_l1 = b.tile(
+        "b_l1_",
+        TileType(Loc.Mat, tb, kk_size, nn, BLayout.ColMajor, None, None, SLayout.RowMajor),
+        "mat",
+    )
+    a_l0 = b.tile("a_l0_", left_tile(ta, mm, kk_size, b.arch.name, None, None), "left")
+    b_l0 = b.tile("b_l0_", right_tile(tb, kk_size, nn, None, None), "right")
+    c_l0 = b.tile("c_l0_", acc_tile(tc, mm, nn, None, None), "acc")
+    A, B, C = b.tensors[a_name], b.tensors[b_name], b.tensors[c_name]
+    vm, vn = ai.extent, aj.extent
+
+    def step(k_start: sympy.Expr, vk: sympy.Expr, first: bool) -> list[Item]:
+        return [
+            SetValid(a_l1, vm, vk),
+            SetValid(b_l1, vk, vn),
+            SetValid(a_l0, vm, vk),
+            SetValid(b_l0, vk, vn),
+            Instr(
+                "TLOAD",
+                a_l1,
+                (GlobalView.of(A, ai.start, k_start, vm, vk),),
+                comment=f"{update.name}: {a_name}[{i}, {kk}]",
+            ),
+            Instr(
+                "TLOAD",
+                b_l1,
+                (GlobalView.of(B, k_start, aj.start, vk, vn),),
+                comment=f"{update.name}: {b_name}[{kk}, {j}]",
+            ),
+            Instr("TMOV", a_l0, (a_l1,)),
+            Instr("TMOV", b_l0, (b_l1,)),
+            Instr(
+                "TMATMUL" if first else "TMATMUL_ACC",
+                c_l0,
+                (a_l0, b_l0),
+                comment=f"{update.name}: {c_name} += {a_name} * {b_name}",
+            ),
+        ]
+
+    items: list[Item] = [SetValid(c_l0, vm, vn)]
+    k_lo = ak.start if ak.tile_loop is None else bounds_expr(ak.tile_loop.lbs, {}, "k", True)
+    k_hi = (
+        (ak.start + ak.extent)
+        if ak.tile_loop is None
+        else bounds_expr(ak.tile_loop.ubs, {}, "k", False)
+    )
+    if ak.tile_loop is None:
+        items += step(k_lo, ak.extent, True)
+    else:
+        var = int_symbol(ak.tile_loop.name)
+        first_vk = sympy.Min(kd, k_hi - k_lo)
+        items += step(k_lo, first_vk, True)
+        rest = step(var, sympy.Min(kd, k_hi - var), False)
+        items.append(Loop(ak.tile_loop.name, k_lo + kd, k_hi, kd, rest, comment=f"tiles of {kk}"))
+    items.append(
+        Instr(
+            "TSTORE",
+            GlobalView.of(C, ai.start, aj.start, vm, vn),
+            (c_l0,),
+            comment=f"{update.name}: {c_name}[{i}, {j}]",
+        )
+    )
+    return items
+
+
+def matmul_form(
+    b: KernelBuilder, s: Statement
+) -> tuple[str, str, str, tuple[str, str, str]] | None:
+    anchor = s.anchor
+    if not is_store(anchor):
+        return None
+    val = anchor.operands[0]
+    if not isinstance(val, OpResult) or not is_add(val.op):
+        return None
+    add = val.op
+    nest = b.sched.program.nest
+
+    def loops_of(op: Operation) -> list[str] | None:
+        out: list[str] = []
+        first = 2 if op is anchor else 1  # a store's value and memref come first
+        for v in op.operands[first:]:
+            origin = nest.origin_of_iv.get(v) if isinstance(v, BlockArgument) else None
+            if origin is None or origin.carrier is None:
+                return None
+            out.append(
+                b.sched.loop(b.sched.program.loop_names[origin.carrier]).origin
+                if b.sched.program.loop_names[origin.carrier] in b.sched.loop_names()
+                else b.sched.program.loop_names[origin.carrier]
+            )
+        return out
+
+    c_store = loops_of(anchor)
+    for old, prod in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        if not (isinstance(old, OpResult) and is_load(old.op)):
+            continue
+        if old.op.operands[0] is not anchor.operands[1] or loops_of(old.op) != c_store:
+            continue
+        if not (isinstance(prod, OpResult) and is_mul(prod.op)):
+            continue
+        fa, fb = (unwrap_extf(x) for x in prod.op.operands)
+        if not (isinstance(fa, OpResult) and isinstance(fb, OpResult)):
+            continue
+        if not all(is_load(x.op) for x in (fa, fb)):
+            continue
+        la, lb = loops_of(fa.op), loops_of(fb.op)
+        if c_store is None or la is None or lb is None or len(c_store) != 2:
+            return None
+        i, j = c_store
+        ks = [x for x in la if x not in (i, j)]
+        if len(ks) != 1 or la != [i, ks[0]] or lb != [ks[0], j]:
+            return None
+        names = [b.tensor_of_value.get(x.op.operands[0]) for x in (old, fa, fb)]
+        if None in names:
+            return None
+        return names[0], names[1], names[2], (i, j, ks[0])  # type: ignore[return-value]
+    return None
+
+
+def _zero_store(b: KernelBuilder, s: Statement, c_name: str, i: str, j: str) -> bool:
+    anchor = s.anchor
+    if not is_store(anchor):
+        return False
+    if b.tensor_of_value.get(anchor.operands[1]) != c_name:
+        return False
+    return constant_value(anchor.operands[0]) == 0

@@ -1,0 +1,100 @@
+"""A nest run tile-wise: each statement over the whole tile before the next one (iter_args
+initial values, row reductions, values kept for later statements, stores)."""
+
+from __future__ import annotations
+
+import sympy  # type: ignore[import-untyped]
+
+from polykrnl.model.poly import Statement
+from polykrnl.tiles.elementwise import subscript_loops, tile_value, tile_window
+from polykrnl.tiles.krnl_ops import constant_value, is_store
+from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error
+from polykrnl.tiles.program import Instr, Item
+from polykrnl.tiles.row_reduction import lower_row_reduction
+from polykrnl.tiles.vec_tiles import (
+    TileValue,
+    TilewiseNest,
+    check_same_dtype,
+    tmp_tile_for,
+    transposed_tile,
+)
+
+__all__ = ["lower_tilewise"]
+
+
+def lower_tilewise(
+    b: KernelBuilder, axes: dict[str, Axis], order: list[str], statements: list[Statement]
+) -> list[Item]:
+    """Row axis: the outer point loop; columns: every other point loop, all of one range
+    (sibling krnl.iterate ops over the same columns, as softmax writes them)."""
+    row = axes[order[0]]
+    cols = [axes[o] for o in order[1:]]
+    for c in cols[1:]:
+        if (
+            c.size != cols[0].size
+            or sympy.simplify(c.extent - cols[0].extent) != 0
+            or (sympy.simplify(c.start - cols[0].start) != 0)
+        ):
+            raise lowering_error(
+                statements[0],
+                f"column loops {cols[0].origin} and {c.origin} run over different ranges "
+                "(one tile has one column range)",
+            )
+    t = TilewiseNest(b, axes, row, cols[0] if cols else None, col_names={c.origin for c in cols})
+    for s in statements:
+        _statement(t, s)
+    return t.items
+
+
+def _statement(t: TilewiseNest, s: Statement) -> None:
+    program = t.b.sched.program
+    dims = set(s.dim_origins or s.dims)
+    if t.row.origin not in dims:
+        raise lowering_error(s, f"a statement outside the row loop {t.row.origin}")
+    if s.kind == "init":
+        assert s.iterate is not None
+        for arg, init in zip(s.iterate.iter_args, s.iterate.iter_inits, strict=True):
+            c = constant_value(init)
+            if c is None:
+                raise lowering_error(s, "an iter_args initial value that is not a constant")
+            t.inits[program.virtual[arg][0]] = c
+        return
+    if s.kind == "yield":
+        lower_row_reduction(t, s)
+        return
+    anchor = s.anchor
+    if not is_store(anchor):
+        if not s.exports:
+            raise lowering_error(s, f"{anchor.name} has no PTO pattern")
+        # A value computed once per row (or per tile element) for later statements.
+        for v, arr in s.exports:
+            t.virtual[arr] = tile_value(t, s, v, defining=True)
+        return
+    value = tile_value(t, s, anchor.operands[0])
+    mem = anchor.operands[1]
+    tensor = t.b.tensor_of_value.get(mem)
+    if tensor is None:
+        raise lowering_error(s, "a store into a buffer that is not a function argument")
+    subs = subscript_loops(t, s, anchor.operands[2:])
+    _store(t, s, tensor, subs, value)
+
+
+def _store(t: TilewiseNest, s: Statement, tensor: str, subs: list[str], value: TileValue) -> None:
+    if value.kind == "scalar":
+        raise lowering_error(s, "a store of a constant (TEXPANDS then TSTORE is not emitted yet)")
+    view, transposed = tile_window(t, s, tensor, subs)
+    check_same_dtype(t, s, t.b.tensors[tensor].dtype)
+    if value.kind == "col":
+        if view.cols != 1:
+            raise lowering_error(s, "a per-row value stored into a tile window")
+        t.items.append(
+            Instr("TSTORE", view, (value.tile,), comment=f"{s.name}: {tensor}[{subs[0]}]")
+        )
+        return
+    src = value.tile
+    if transposed:
+        dst = transposed_tile(t, s, f"{tensor.lower()}_t")
+        tmp = tmp_tile_for(t, s, "TTRANS", t.row, t.col)
+        t.items.append(Instr("TTRANS", dst, (src,), tmp=tmp, comment=f"{s.name}: transpose"))
+        src = dst
+    t.items.append(Instr("TSTORE", view, (src,), comment=f"{s.name}: {tensor}[{', '.join(subs)}]"))

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, SourceLocation, VerifyError
 from polykrnl.model import dialect as k
+from polykrnl.model.dialect.checks import SelfChecks, rank_of
 from polykrnl.model.ir import Function, Module, location_of, value_name
 from polykrnl.model.nest import (
     Chain,
@@ -100,16 +101,6 @@ class _Found:
     diagnostic: Diagnostic
 
 
-def _rank(t: Attribute) -> int | None:
-    return len(t.get_shape()) if isinstance(t, MemRefType) else None
-
-
-def _ints(attr: Attribute | None) -> list[int] | None:
-    if not isinstance(attr, ArrayAttr):
-        return None
-    return [a.value.data for a in attr.data if isinstance(a, IntegerAttr)]
-
-
 class _Verifier:
     def __init__(self, module: Module) -> None:
         self.module = module
@@ -151,6 +142,8 @@ class _Verifier:
             self.check_function(fn)
         reported = {f.op for f in self.found}
         for op, message in self.xdsl:
+            if isinstance(op, SelfChecks) and any(p in message for p, _ in op.problems()):
+                continue  # reported by check_op_problems, with the source's names
             if op in reported and any(
                 isinstance(op, cls) and re.search(p, message) for cls, p in _COVERED
             ):
@@ -261,7 +254,7 @@ class _FunctionChecks:
             elif isinstance(op, k.MatMulOp):
                 self.check_matmul(op)
             elif isinstance(op, k.CopyToTileBufferOp | k.CopyFromTileBufferOp):
-                self.check_copy(op)
+                self.check_op_problems(op)
             elif isinstance(op, k.SpecializedKernelOp):
                 for h in op.loops:
                     self.handle_loop(h, op)
@@ -462,7 +455,7 @@ class _FunctionChecks:
             ref, count = op.memref, len(op.map.data.results)
         else:
             return
-        rank = _rank(ref.type)
+        rank = rank_of(ref.type)
         if rank is None or rank == count:
             return
         self.error(
@@ -474,49 +467,15 @@ class _FunctionChecks:
             + "]",
         )
 
+    def check_op_problems(
+        self, op: k.MatMulOp | k.CopyToTileBufferOp | k.CopyFromTileBufferOp
+    ) -> None:
+        """The op's own structural checks (in its class), with the source's value names."""
+        for message, hint in op.problems(self.name):
+            self.error(op, message, hint)
+
     def check_matmul(self, op: k.MatMulOp) -> None:
-        mats = (
-            ("A", op.A, op.aGlobalIndexMemStart),
-            ("B", op.B, op.bGlobalIndexMemStart),
-            ("C", op.C, op.cGlobalIndexMemStart),
-        )
-        for label, ref, starts in mats:
-            rank = _rank(ref.type) or 0
-            if rank < 2:
-                self.error(
-                    op,
-                    f"krnl.matmul needs matrices of rank >= 2, but {label} "
-                    f"({self.name(ref)}: {ref.type}) has rank {rank}",
-                    "give A, B and C as 2-D (or higher, broadcast) memrefs",
-                )
-            elif len(starts) != rank:
-                self.error(
-                    op,
-                    f"krnl.matmul gives {len(starts)} global start indices for {label} "
-                    f"({self.name(ref)}), but {ref.type} has rank {rank}",
-                    f"give one start index per dimension of {label}: "
-                    f"{self.name(ref)}[" + ", ".join(["%s"] * rank) + "]",
-                )
-        if len(op.loops) != 3:
-            self.error(
-                op,
-                f"krnl.matmul takes exactly 3 loop handles (i, j, k), got {len(op.loops)}",
-                "pass the point handles of the i, j and k loops: (%ii, %jj, %kk)",
-            )
-        sizes = (
-            ("computeTileSize", op.computeTileSize, 3, "(I, J, K)"),
-            ("aTileSize", op.aTileSize, 2, "of A's last two dimensions"),
-            ("bTileSize", op.bTileSize, 2, "of B's last two dimensions"),
-            ("cTileSize", op.cTileSize, 2, "of C's last two dimensions"),
-        )
-        for attr_name, attr, want, what in sizes:
-            values = _ints(attr)
-            if values is not None and len(values) not in (0, want):
-                self.error(
-                    op,
-                    f"krnl.matmul {attr_name} has {len(values)} values; it takes 0 or {want}",
-                    f"give the {want} sizes {what}, e.g. {attr_name} = [{', '.join(['4'] * want)}]",
-                )
+        self.check_op_problems(op)
         for h in op.loops:
             loop = self.handle_loop(h, op)
             if loop is not None and any(
@@ -531,71 +490,6 @@ class _FunctionChecks:
                     "do not list the handles of a krnl.matmul in a krnl.iterate: the matmul "
                     "computes the whole panel itself",
                 )
-
-    def check_copy(self, op: k.CopyToTileBufferOp | k.CopyFromTileBufferOp) -> None:
-        buf = op.buffer
-        mem = op.source if isinstance(op, k.CopyToTileBufferOp) else op.dest
-        what = "source" if isinstance(op, k.CopyToTileBufferOp) else "destination"
-        if not isinstance(buf.type, MemRefType) or not isinstance(mem.type, MemRefType):
-            return
-        shape = list(buf.type.get_shape())
-        brank, mrank = len(shape), len(mem.type.get_shape())
-        if any(d < 0 for d in shape):
-            self.error(
-                op,
-                f"{op.name} needs a buffer of static shape, but {self.name(buf)} has type "
-                f"{buf.type}",
-                "allocate the tile buffer with constant sizes, e.g. memref<10x8xf32>",
-            )
-        if mrank < brank:
-            self.error(
-                op,
-                f"{op.name}: the {what} {self.name(mem)} has rank {mrank}, smaller than the "
-                f"rank {brank} of the buffer {self.name(buf)}",
-                f"the buffer holds a tile of the {what}: give it at most {mrank} dimensions",
-            )
-        if len(op.starts) != mrank:
-            self.error(
-                op,
-                f"{op.name} gives {len(op.starts)} start indices, but the {what} "
-                f"{self.name(mem)} has rank {mrank}",
-                f"give one start index per dimension of the {what}",
-            )
-        attrs: list[tuple[str, Attribute | None]] = [("tileSize", op.tileSize)]
-        if isinstance(op, k.CopyToTileBufferOp):
-            attrs.append(("padToNext", op.padToNext))
-        for attr_name, attr in attrs:
-            values = _ints(attr)
-            if values is None:
-                continue
-            if len(values) not in (0, brank):
-                self.error(
-                    op,
-                    f"{op.name} {attr_name} has {len(values)} values, but the buffer "
-                    f"{self.name(buf)} has rank {brank}",
-                    f"give one {attr_name} value per buffer dimension ({brank}), or none",
-                )
-            elif attr_name == "tileSize" and any(
-                0 <= d < t for t, d in zip(values, shape, strict=False)
-            ):
-                self.error(
-                    op,
-                    f"{op.name} tileSize {values} is larger than the buffer "
-                    f"{self.name(buf)} ({buf.type})",
-                    "each tileSize value must be at most the buffer size in that dimension",
-                )
-        if (
-            isinstance(op, k.CopyToTileBufferOp)
-            and op.transpose is not None
-            and op.transpose.value.data
-            and brank < 2
-        ):
-            self.error(
-                op,
-                f"krnl.copy_to_tile_buffer with transpose needs a buffer of rank >= 2, but "
-                f"{self.name(buf)} has rank {brank}",
-                "transpose swaps the last two dimensions: use a 2-D buffer or drop transpose",
-            )
 
     # ------------------------------------------------------------ scoping (rules 8-10)
 

@@ -596,7 +596,7 @@ class Arch:
         return self.name
 
 
-#: Instructions of pto.md that take a tmp tile (in their A2/A3 form).
+#: Instructions that take a tmp tile (docs/pto.md, "Tmp tiles") (in their A2/A3 form).
 TMP_INSTRUCTIONS: frozenset[str] = frozenset(
     {
         "TTRANS",

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from xdsl.utils.exceptions import VerifyException
 
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.errors import VerifyError
+from polykrnl.model.dialect.checks import SelfChecks
 from polykrnl.model.nest import build_nest, constant_trip_count, trip_count_divisor
 from polykrnl.model.parser import parse
 from polykrnl.model.verifier import diagnostics, verify
@@ -1059,3 +1061,30 @@ def test_constant_trip_count_of_reblocked_and_shifted_loops() -> None:
     counts = {lp.name: constant_trip_count(lp) for lp in nest.loops()}
     # 32 by 8: 4 tiles of 8; the point loop (8) by 2: 4 tiles of 2; %j: N to N+5 is 5.
     assert counts == {"ib": 4, "ilb": 4, "ill": 2, "j": 5}
+
+
+def _self_checked(case: Bad) -> bool:
+    mod = pk.parse(case.source, "bad.mlir")
+    return any(isinstance(op, SelfChecks) and any(op.problems()) for op in mod.op.walk())
+
+
+# The cases whose problem the op finds in itself (the others need the loop nest).
+SELF_CHECKED = [c for c in CASES if c.id.startswith(("matmul_", "copy_")) and _self_checked(c)]
+
+
+def test_the_op_local_cases_are_found() -> None:
+    assert len(SELF_CHECKED) >= 8
+
+
+@pytest.mark.parametrize("case", SELF_CHECKED, ids=[c.id for c in SELF_CHECKED])
+def test_op_local_checks_live_in_the_op_class(case: Bad) -> None:
+    # The op's own verify_ (what xDSL runs) raises its first problem, and polykrnl's
+    # verifier reports the problem once, with the source's names, not again as xDSL's.
+    mod = pk.parse(case.source, "bad.mlir")
+    for op in mod.op.walk():
+        if isinstance(op, SelfChecks) and any(op.problems()):
+            first, _ = next(iter(op.problems()))
+            with pytest.raises(VerifyException, match=re.escape(first)):
+                op.verify(verify_nested_ops=False)
+    err = _diagnostic(case)
+    assert sum(case.message in d.message for d in err.errors) == 1, err.render()

@@ -3,7 +3,7 @@ globals and sequences."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import (
+    Attribute,
     Operation,
     SSAValue,
 )
@@ -33,6 +34,9 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
+
+from polykrnl.model.dialect.checks import Namer, SelfChecks, ints, rank_of
+from polykrnl.model.ir import value_name
 
 # --------------------------------------------------------------------------- types
 
@@ -113,7 +117,7 @@ class MemcpyOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CopyToTileBufferOp(IRDLOperation):
+class CopyToTileBufferOp(SelfChecks, IRDLOperation):
     name = "krnl.copy_to_tile_buffer"
 
     T: ClassVar = VarConstraint("T", AnyAttr())
@@ -131,9 +135,12 @@ class CopyToTileBufferOp(IRDLOperation):
         "`:` type($buffer) `,` type($source)"
     )
 
+    def problems(self, name: Namer = value_name) -> Iterator[tuple[str, str]]:
+        return tile_copy_problems(self, name)
+
 
 @irdl_op_definition
-class CopyFromTileBufferOp(IRDLOperation):
+class CopyFromTileBufferOp(SelfChecks, IRDLOperation):
     name = "krnl.copy_from_tile_buffer"
 
     buffer = operand_def(MemRefType)
@@ -146,9 +153,12 @@ class CopyFromTileBufferOp(IRDLOperation):
         "$buffer `,` $dest `[` $starts `]` attr-dict `:` type($buffer) `,` type($dest)"
     )
 
+    def problems(self, name: Namer = value_name) -> Iterator[tuple[str, str]]:
+        return tile_copy_problems(self, name)
+
 
 @irdl_op_definition
-class MatMulOp(IRDLOperation):
+class MatMulOp(SelfChecks, IRDLOperation):
     """`krnl.matmul`: C += A * B on one tile panel (see the op reference)."""
 
     name = "krnl.matmul"
@@ -185,6 +195,48 @@ class MatMulOp(IRDLOperation):
         "`(` $iGlobalUB `,` $jGlobalUB `,` $kGlobalUB `)` "
         "attr-dict `:` type($A) `,` type($B) `,` type($C) `,` `(` type($loops) `)`"
     )
+
+    def problems(self, name: Namer = value_name) -> Iterator[tuple[str, str]]:
+        """What is wrong with the op itself (ranks, start counts, handles, sizes)."""
+        op = self
+        mats = (
+            ("A", op.A, op.aGlobalIndexMemStart),
+            ("B", op.B, op.bGlobalIndexMemStart),
+            ("C", op.C, op.cGlobalIndexMemStart),
+        )
+        for label, ref, starts in mats:
+            rank = rank_of(ref.type) or 0
+            if rank < 2:
+                yield (
+                    f"krnl.matmul needs matrices of rank >= 2, but {label} "
+                    f"({name(ref)}: {ref.type}) has rank {rank}",
+                    "give A, B and C as 2-D (or higher, broadcast) memrefs",
+                )
+            elif len(starts) != rank:
+                yield (
+                    f"krnl.matmul gives {len(starts)} global start indices for {label} "
+                    f"({name(ref)}), but {ref.type} has rank {rank}",
+                    f"give one start index per dimension of {label}: "
+                    f"{name(ref)}[" + ", ".join(["%s"] * rank) + "]",
+                )
+        if len(op.loops) != 3:
+            yield (
+                f"krnl.matmul takes exactly 3 loop handles (i, j, k), got {len(op.loops)}",
+                "pass the point handles of the i, j and k loops: (%ii, %jj, %kk)",
+            )
+        sizes = (
+            ("computeTileSize", op.computeTileSize, 3, "(I, J, K)"),
+            ("aTileSize", op.aTileSize, 2, "of A's last two dimensions"),
+            ("bTileSize", op.bTileSize, 2, "of B's last two dimensions"),
+            ("cTileSize", op.cTileSize, 2, "of C's last two dimensions"),
+        )
+        for attr_name, attr, want, what in sizes:
+            values = ints(attr)
+            if values is not None and len(values) not in (0, want):
+                yield (
+                    f"krnl.matmul {attr_name} has {len(values)} values; it takes 0 or {want}",
+                    f"give the {want} sizes {what}, e.g. {attr_name} = [{', '.join(['4'] * want)}]",
+                )
 
 
 @irdl_op_definition
@@ -271,3 +323,65 @@ class SeqStoreOp(IRDLOperation):
     input = operand_def()
     seq = operand_def(MemRefType)
     index = operand_def(IndexType)
+
+
+def tile_copy_problems(
+    self: CopyToTileBufferOp | CopyFromTileBufferOp, name: Namer
+) -> Iterator[tuple[str, str]]:
+    """What is wrong with the op itself (buffer shape, ranks, starts, sizes): (message, hint)."""
+    op = self
+    buf = op.buffer
+    mem = op.source if isinstance(op, CopyToTileBufferOp) else op.dest
+    what = "source" if isinstance(op, CopyToTileBufferOp) else "destination"
+    if not isinstance(buf.type, MemRefType) or not isinstance(mem.type, MemRefType):
+        return
+    shape = list(buf.type.get_shape())
+    brank, mrank = len(shape), len(mem.type.get_shape())
+    if any(d < 0 for d in shape):
+        yield (
+            f"{op.name} needs a buffer of static shape, but {name(buf)} has type {buf.type}",
+            "allocate the tile buffer with constant sizes, e.g. memref<10x8xf32>",
+        )
+    if mrank < brank:
+        yield (
+            f"{op.name}: the {what} {name(mem)} has rank {mrank}, smaller than the "
+            f"rank {brank} of the buffer {name(buf)}",
+            f"the buffer holds a tile of the {what}: give it at most {mrank} dimensions",
+        )
+    if len(op.starts) != mrank:
+        yield (
+            f"{op.name} gives {len(op.starts)} start indices, but the {what} "
+            f"{name(mem)} has rank {mrank}",
+            f"give one start index per dimension of the {what}",
+        )
+    attrs: list[tuple[str, Attribute | None]] = [("tileSize", op.tileSize)]
+    if isinstance(op, CopyToTileBufferOp):
+        attrs.append(("padToNext", op.padToNext))
+    for attr_name, attr in attrs:
+        values = ints(attr)
+        if values is None:
+            continue
+        if len(values) not in (0, brank):
+            yield (
+                f"{op.name} {attr_name} has {len(values)} values, but the buffer "
+                f"{name(buf)} has rank {brank}",
+                f"give one {attr_name} value per buffer dimension ({brank}), or none",
+            )
+        elif attr_name == "tileSize" and any(
+            0 <= d < t for t, d in zip(values, shape, strict=False)
+        ):
+            yield (
+                f"{op.name} tileSize {values} is larger than the buffer {name(buf)} ({buf.type})",
+                "each tileSize value must be at most the buffer size in that dimension",
+            )
+    if (
+        isinstance(op, CopyToTileBufferOp)
+        and op.transpose is not None
+        and op.transpose.value.data
+        and brank < 2
+    ):
+        yield (
+            f"krnl.copy_to_tile_buffer with transpose needs a buffer of rank >= 2, but "
+            f"{name(buf)} has rank {brank}",
+            "transpose swaps the last two dimensions: use a 2-D buffer or drop transpose",
+        )

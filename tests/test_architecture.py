@@ -170,33 +170,22 @@ def test_no_private_name_imported_from_another_module() -> None:
     assert found == []
 
 
-# Modules still over the size limit, to be split (each entry must still be over it:
-# a module that was split leaves this list).
-OVERSIZE: set[str] = set()
 MAX_LINES = 800
 
 
 def test_no_module_over_800_lines() -> None:
     sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in FILES}
-    over = {name for name, n in sizes.items() if n > MAX_LINES}
-    assert over - OVERSIZE == set(), {n: sizes[n] for n in over - OVERSIZE}
-    assert OVERSIZE - over == set(), "split: remove from OVERSIZE"
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
 
 
-# `op.name == "x.y"` (and `in (...)`) dispatch: op semantics belong in the op tables of
-# polykrnl.model.registry, looked up by class. Files that still dispatch on names, with
-# how many places, until they move (the count may only go down).
-NAME_DISPATCH: dict[str, int] = {}
+# `op.name == "x.y"` (or `in (...)`): op semantics belong in the op tables of
+# polykrnl.model.registry, looked up by class, or in isinstance tests.
 _NAME_TEST = re.compile(r"""\.name\s*(==|!=|in\b|not in\b)\s*[("'{]?\s*["'][a-z_]+\.[a-z_]""")
 
 
 def test_no_dispatch_on_op_names() -> None:
-    counts = {str(p.relative_to(PACKAGE)): len(_NAME_TEST.findall(p.read_text())) for p in FILES}
-    found = {f: n for f, n in counts.items() if n}
-    extra = {f: n for f, n in found.items() if n > NAME_DISPATCH.get(f, 0)}
-    assert extra == {}, "look the op up by class in an op table (polykrnl.model.registry)"
-    fixed = {f for f, n in NAME_DISPATCH.items() if counts.get(f, 0) < n}
-    assert fixed == set(), "fewer name dispatches than listed: lower NAME_DISPATCH"
+    found = {str(p.relative_to(PACKAGE)): len(_NAME_TEST.findall(p.read_text())) for p in FILES}
+    assert {f: n for f, n in found.items() if n} == {}
 
 
 def test_the_name_dispatch_pattern() -> None:

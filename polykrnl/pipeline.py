@@ -14,6 +14,7 @@ PTO kernel (:mod:`polykrnl.tiles`). Every primitive returns a new Schedule.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import Self
 
@@ -82,13 +83,30 @@ class Schedule(core.Schedule):
         del force  # unrolling keeps the order
         return unroll.unroll(self, loop)
 
+    def script(self, function: str = "fn") -> str:
+        """Python that rebuilds this schedule from the function named `function`: the
+        schedule it started from, then each primitive applied since (replayable with
+        exec, given `pk` and the function)."""
+        if self.recipe_steps is None:
+            lines = [f"s = pk.Schedule.from_function({function}, recipe=False)"]
+            steps = self.steps
+        else:
+            lines = [f"s = pk.schedule({function})"]
+            steps = self.steps[self.recipe_steps :]
+        lines += [f"s = s.{core.step_call(st)}" for st in steps]
+        return "\n".join(lines)
+
     def trivialize(self, loop: str) -> Self:
         """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used."""
         return trivialize.trivialize(self, loop)
 
     def _checked(self, new: Self, force: bool) -> Self:
         """Refuse a result that breaks a dependence this schedule kept, unless forced."""
-        if force or not self.legal:
+        if force:
+            # Recorded so that script() replays it with force=True.
+            last = replace(new.steps[-1], forced=True)
+            return replace(new, steps=(*new.steps[:-1], last))
+        if not self.legal:
             return new
         return legality.refuse_if_illegal(new, core.step_text(new.steps[-1]))
 

@@ -35,8 +35,10 @@ from polykrnl.model.interpreter import (
     registered_calls,
     scalar_dtype,
 )
+from polykrnl.model.poly import DimParam
 from polykrnl.transforms import legality
 from polykrnl.transforms.looptree import loop_tree
+from polykrnl.transforms.recipe import schedule
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -180,8 +182,6 @@ def to_numpy(
                     location=fn.location(fn.op),
                     hint="run it with pk.run_reference",
                 )
-            from polykrnl.transforms.recipe import schedule
-
             callees[callee] = to_numpy(schedule(target), vectorize, reassociate, parallel)
             names.taken.add(callees[callee].entry)
         return callees[callee].entry
@@ -196,19 +196,16 @@ def to_numpy(
             if args[v] != py:
                 prologue.append(assign(names.fresh(py), name(args[v])))
             continue
-        display = program.param_display.get(p, p)
-        if "." in display:
-            arr_name, dim = display.rsplit(".", 1)
-            arr = next((n for x, n in args.items() if x.name_hint == arr_name), None)
-            if arr is not None:
-                names.taken.add(py)
-                shape = ast.Attribute(name(arr), "shape", ast.Load())
-                prologue.append(assign(py, ast.Subscript(shape, ast.Constant(int(dim)))))
-                if v is not None:
-                    args[v] = py
-                continue
+        src = program.param_sources[p]
+        if isinstance(src, DimParam) and src.array in args:
+            names.taken.add(py)
+            shape = ast.Attribute(name(args[src.array]), "shape", ast.Load())
+            prologue.append(assign(py, ast.Subscript(shape, ast.Constant(src.dim))))
+            if v is not None:
+                args[v] = py
+            continue
         raise UnsupportedError(
-            f"NumPy code generation: the parameter {display} of @{fn.name} is computed "
+            f"NumPy code generation: the parameter {src} of @{fn.name} is computed "
             "inside the function",
             location=fn.location(fn.op),
             hint="pass the size as an index argument",

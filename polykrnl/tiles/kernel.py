@@ -24,6 +24,7 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl import display
 from polykrnl.errors import ArgumentError
+from polykrnl.model.poly import DimParam
 from polykrnl.tiles.cpp import harness, to_cpp
 from polykrnl.tiles.lower import Lowered, lower
 from polykrnl.tiles.program import Program, TileDecl
@@ -64,7 +65,7 @@ class PtoKernel:
     @property
     def params(self) -> dict[str, str]:
         """Problem size -> where it comes from (an index argument, or `A.0` for a dimension)."""
-        return dict(self.lowered.param_sources)
+        return {p: str(src) for p, src in self.lowered.param_sources.items()}
 
     def tmp_bytes(self, **sizes: int) -> dict[str, int]:
         """The bytes each tmp tile needs for the given problem sizes (e.g. ``N=40``)."""
@@ -83,17 +84,18 @@ class PtoKernel:
     def sizes_of(self, values: Mapping[str, Any]) -> dict[str, int]:
         """The problem sizes for the given arguments (index arguments and array shapes)."""
         out: dict[str, int] = {}
-        for p, src in self.lowered.param_sources.items():
-            if "." in src:
-                arg, dim = src.rsplit(".", 1)
+        for p, source in self.lowered.param_sources.items():
+            if isinstance(source, DimParam):
+                arg = source.array_name
                 array = values.get(arg)
                 if not isinstance(array, np.ndarray):
                     raise ArgumentError(
                         f"{self.program.name}: argument {arg} is missing or not an array",
                         hint=f"pass {arg}=numpy array",
                     )
-                out[p] = int(array.shape[int(dim)])
+                out[p] = int(array.shape[source.dim])
             else:
+                src = source.display
                 if src not in values:
                     raise ArgumentError(
                         f"{self.program.name}: no value for the size {src}",
@@ -104,7 +106,9 @@ class PtoKernel:
 
     def harness(self, **sizes: int) -> str:
         """The C++ kernel with a ``main`` for the CPU simulator, sizes fixed (``N=40``)."""
-        params = {p: sizes[src] for p, src in self.lowered.param_sources.items() if src in sizes}
+        params = {
+            p: sizes[str(src)] for p, src in self.lowered.param_sources.items() if str(src) in sizes
+        }
         self._check_fixed(params)
         return harness(self.program, params)
 

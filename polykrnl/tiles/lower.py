@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from polykrnl.errors import PtoError
-from polykrnl.model.poly import Statement
+from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
 from polykrnl.tiles import symbolic
 from polykrnl.tiles.dtypes import dtype
 from polykrnl.tiles.loop_bounds import int_symbol
@@ -77,7 +77,7 @@ class Lowered:
     tmp_sizes: Mapping[str, symbolic.SymbolicSize]
     # problem-size parameter (isl name) -> how it is given: an index argument's name,
     # or `A.0` for a dimension of a memref argument
-    param_sources: Mapping[str, str]
+    param_sources: Mapping[str, ParamSource]
     # the Krnl function's arguments in order (memrefs are the program's tensors)
     arguments: tuple[str, ...]
     # sizes given in `params` that static tile shapes were derived from (isl name ->
@@ -99,7 +99,12 @@ def lower(
     given = dict(params or {})
     tensors: dict[str, TensorParam] = {}
     tensor_of_value: dict[SSAValue, str] = {}
-    sources: dict[str, str] = {}
+    sources: dict[str, ParamSource] = {}
+    dim_param = {
+        (src.array, src.dim): p
+        for p, src in program.param_sources.items()
+        if isinstance(src, DimParam)
+    }
     block_args = fn.op.body.block.args
     for argument, value in zip(fn.arguments, block_args, strict=True):
         if isinstance(argument.type, MemRefType):
@@ -108,15 +113,8 @@ def lower(
                 if d >= 0:
                     shape.append(sympy.Integer(d))
                     continue
-                pname = next(
-                    (
-                        p
-                        for p, disp in program.param_display.items()
-                        if disp == f"{argument.name}.{n}"
-                    ),
-                    f"{argument.name}_d{n}",
-                )
-                sources[pname] = f"{argument.name}.{n}"
+                pname = dim_param.get((value, n), f"{argument.name}_d{n}")
+                sources[pname] = DimParam(value, argument.name, n)
                 shape.append(int_symbol(pname))
             try:
                 dt = dtype(str(argument.type.element_type))
@@ -130,7 +128,7 @@ def lower(
             tensors[argument.name] = TensorParam(argument.name, dt, shape)
             tensor_of_value[value] = argument.name
         elif value in program.symbols:
-            sources[program.symbols[value]] = argument.name
+            sources[program.symbols[value]] = ValueParam(value, argument.name)
         else:
             raise PtoError(
                 f"PTO code generation: @{fn.name} takes the scalar argument {argument.name} "

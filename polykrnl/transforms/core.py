@@ -105,6 +105,19 @@ class Step:
     names: tuple[str, ...] = ()
     # The Krnl recipe op it comes from, if any.
     location: SourceLocation | None = None
+    # Applied with force=True over a legality refusal.
+    forced: bool = False
+
+
+def step_call(st: Step) -> str:
+    """The call that replays a step exactly (tile names and force included)."""
+    text = step_text(st)
+    extra = []
+    if st.op == "block" and st.names:
+        extra.append(f"names={st.names!r}")
+    if st.forced:
+        extra.append("force=True")
+    return text[:-1] + "".join(f", {x}" for x in extra) + ")" if extra else text
 
 
 def step_text(st: Step) -> str:
@@ -115,6 +128,8 @@ def step_text(st: Step) -> str:
         return f"permute({list(st.loops)}, {list(st.perm)})"
     if st.op == "skew":
         return f"skew('{st.loops[0]}', '{st.loops[1]}', {st.size})"
+    if st.op == "trivial":
+        return f"trivialize('{st.loops[0]}')"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
 
 
@@ -173,6 +188,9 @@ class Schedule:
     reference: UnpermutedOrder | None = None
     # The schedule the primitives started from (None: this one).
     base: Schedule | None = None
+    # How many of `steps` the function's Krnl recipe made (the others were applied
+    # after it; a replay starts from the recipe's schedule); None: made without it.
+    recipe_steps: int | None = None
 
     def __post_init__(self) -> None:
         # Values, not mutation: the tables are read-only views.

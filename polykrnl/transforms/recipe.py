@@ -128,7 +128,7 @@ def schedule_of(fn: object, cls: type[ScheduleT], recipe: bool = True) -> Schedu
     # Legality is judged against the order before the loops were permuted.
     permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
     reference = UnpermutedOrder(fn) if permuted else None
-    return cls(program, nodes, infos, tuple(steps), reference)
+    return cls(program, nodes, infos, tuple(steps), reference, recipe_steps=len(steps))
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:

@@ -547,6 +547,38 @@ def test_to_krnl_round_trip_of_random_primitives(
     assert_round_trip(apply_prims(original(nest), steps), n)
 
 
+def replayed(sched: pk.Schedule, fn: pk.Function) -> pk.Schedule:
+    """The schedule that `sched.script()` builds when run."""
+    env: dict[str, object] = {"pk": pk, "fn": fn}
+    exec(sched.script(), env)
+    out = env["s"]
+    assert isinstance(out, pk.Schedule)
+    return out
+
+
+@PROPERTY
+@given(nest=nests(), steps=prims, n=params)
+def test_script_replays_random_primitives(nest: Nest, steps: tuple[Prim, ...], n: int) -> None:
+    sched = apply_prims(original(nest), steps)
+    again = replayed(sched, sched.program.function)
+    assert again.steps == sched.steps
+    assert str(again.loops()) == str(sched.loops())
+    assert tr(again, n) == tr(sched, n)
+
+
+@PROPERTY
+@given(program=programs(), steps=prims, n=params)
+def test_script_replays_primitives_after_a_krnl_recipe(
+    program: tuple[Nest, Recipe], steps: tuple[Prim, ...], n: int
+) -> None:
+    sched = apply_prims(from_krnl(*program), steps)
+    script = sched.script()
+    assert script.splitlines()[0] == "s = pk.schedule(fn)"  # the recipe is not replayed
+    again = replayed(sched, sched.program.function)
+    assert str(again.loops()) == str(sched.loops())
+    assert tr(again, n) == tr(sched, n)
+
+
 # ------------------------------------------------------------------ d. Krnl text == primitives
 
 

@@ -25,7 +25,7 @@ from polykrnl.model import dialect as k
 from polykrnl.model.interpreter.core import Frame, Interpreter
 from polykrnl.model.interpreter.values import Fail, handed_back
 from polykrnl.model.ir import Function
-from polykrnl.model.poly import PolyProgram, Statement, is_pure
+from polykrnl.model.poly import DimParam, PolyProgram, Statement, is_pure
 
 Instance = tuple[str, dict[str, int]]
 
@@ -69,19 +69,17 @@ def _params(program: PolyProgram, fn: Function, args: Mapping[SSAValue, Any]) ->
     by_value = {p: v for v, p in program.symbols.items()}
     out: dict[str, int] = {}
     used = set(program.domain_params())
-    for p, disp in program.param_display.items():
+    for p, src in program.param_sources.items():
         if p not in used:
             continue
+        disp = str(src)
         v = by_value.get(p)
         if v is not None and v in args:
             out[disp] = int(args[v])
             continue
-        if "." in disp:
-            name, dim = disp.rsplit(".", 1)
-            arr = next((a for b, a in args.items() if b.name_hint == name), None)
-            if arr is not None:
-                out[disp] = int(arr.shape[int(dim)])
-                continue
+        if isinstance(src, DimParam) and src.array in args:
+            out[disp] = int(args[src.array].shape[src.dim])
+            continue
         raise UnsupportedError(
             f"the loop bounds of @{fn.name} depend on {disp}, a value computed inside the "
             "function: polykrnl cannot order the instances before running it",

@@ -27,13 +27,16 @@ from polykrnl.model.poly.domains import Expr, LoopPolyhedron
 from polykrnl.model.poly.program import (
     Access,
     ArrayInfo,
+    DimParam,
     Names,
+    ParamSource,
     PLoop,
     PNode,
     PolyProgram,
     PStmt,
     Statement,
     StatementKind,
+    ValueParam,
     name_loops,
     renamed,
 )
@@ -64,8 +67,8 @@ class ProgramBuilder:
         self.nest = nest
         self.names = Names()
         self.unsupported: list[Diagnostic] = []
-        # Parameters: isl name -> display name; value -> isl name.
-        self.params: dict[str, str] = {}
+        # Parameters: isl name -> where it comes from; value -> isl name.
+        self.params: dict[str, ParamSource] = {}
         self.param_of: dict[SSAValue, str] = {}
         self.dim_params: dict[tuple[SSAValue, int], str] = {}
         self.polys: dict[tuple[Loop, ...], LoopPolyhedron] = {}
@@ -130,7 +133,7 @@ class ProgramBuilder:
         if p is None:
             p = self.names.fresh(display)
             self.param_of[v] = p
-            self.params[p] = display
+            self.params[p] = ValueParam(v, display)
         return p
 
     def dim_param(self, mem: SSAValue, d: int) -> str:
@@ -138,7 +141,7 @@ class ProgramBuilder:
         if p is None:
             base = self.vname(mem).lstrip("%")
             p = self.dim_params[(mem, d)] = self.names.fresh(f"{base}_d{d}")
-            self.params[p] = f"{base}.{d}"
+            self.params[p] = DimParam(mem, base, d)
         return p
 
     def array(self, v: SSAValue, op: Operation) -> tuple[str, bool] | None:

@@ -120,6 +120,33 @@ class PStmt:
 PNode = PLoop | PStmt
 
 
+@dataclass(frozen=True)
+class ValueParam:
+    """A parameter that is one value fixed for the whole call (an index argument, a size
+    computed before the loops)."""
+
+    value: SSAValue
+    display: str  # how users name it (`N`)
+
+    def __str__(self) -> str:
+        return self.display
+
+
+@dataclass(frozen=True)
+class DimParam:
+    """A parameter that is a dynamic size of a memref argument: dimension `dim` of `array`."""
+
+    array: SSAValue
+    array_name: str  # the argument's name (`A`)
+    dim: int
+
+    def __str__(self) -> str:
+        return f"{self.array_name}.{self.dim}"  # how users name it (`A.0`)
+
+
+ParamSource = ValueParam | DimParam
+
+
 @dataclass(frozen=True, eq=False)
 class PolyProgram:
     """The polyhedral model of one Krnl function (see the module docstring)."""
@@ -128,9 +155,9 @@ class PolyProgram:
     nest: LoopNest
     statements: tuple[Statement, ...]
     arrays: dict[str, ArrayInfo]
-    # isl parameter names, and how users name them (`A_d0` -> `A.0`).
+    # isl parameter names, and where each comes from (`A_d0`: dimension 0 of `%A`).
     params: tuple[str, ...]
-    param_display: dict[str, str]
+    param_sources: dict[str, ParamSource]
     context: isl.Set
     tree: tuple[PNode, ...]
     # Name of every concrete loop of the nest, and of every loop handle.
@@ -140,6 +167,11 @@ class PolyProgram:
     symbols: dict[SSAValue, str] = field(default_factory=dict)
     # Values kept in virtual arrays: value -> (array, loops of the defining dims).
     virtual: dict[SSAValue, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def param_display(self) -> dict[str, str]:
+        """isl parameter -> how users name it (`A_d0` -> `A.0`, `N` -> `N`)."""
+        return {p: str(src) for p, src in self.param_sources.items()}
 
     def domain_params(self) -> list[str]:
         """The parameters the iteration domains depend on (array sizes alone do not count)."""

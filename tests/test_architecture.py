@@ -193,3 +193,16 @@ def test_the_name_dispatch_pattern() -> None:
     assert _NAME_TEST.search('elif name in ("memref.alloc", "x.y")') is None  # a local name
     assert _NAME_TEST.search('v.op.name in ("arith.mulf", "arith.muli")')
     assert _NAME_TEST.search("op.name == other.name") is None
+
+
+def test_no_private_name_imported_from_a_library() -> None:
+    # A library's private names (xDSL's `_parse_...`) change without notice.
+    found = []
+    for p in FILES:
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                parts = (node.module or "").split(".")
+                names = [a.name for a in node.names]
+                if any(x.startswith("_") for x in [*parts, *names] if not x.startswith("__")):
+                    found.append(f"{p.relative_to(PACKAGE)}:{node.lineno}: {node.module}")
+    assert found == []

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects.affine import _parse_affine_for_bound, _print_affine_for_bound
 from xdsl.dialects.builtin import (
     I32,
     AffineMapAttr,
@@ -49,6 +48,7 @@ from xdsl.traits import IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 # --------------------------------------------------------------------------- types
+from polykrnl.model.dialect.bounds import parse_bound, print_bound
 from polykrnl.model.dialect.types import INDEX, LOOP, LoopType
 
 # --------------------------------------------------------------------- loop recipe
@@ -529,11 +529,11 @@ class IterateOp(IRDLOperation):
             ivs.append(parser.parse_argument(expect_type=False))
             parser.parse_punctuation("=")
             start = parser.pos
-            lb, lb_ops = _parse_affine_for_bound(parser, "max")
+            lb, lb_ops = parse_bound(parser, "max")
             reject_own_values(lb_ops, start, "the lower bound")
             parser.parse_keyword("to")
             start = parser.pos
-            ub, ub_ops = _parse_affine_for_bound(parser, "min")
+            ub, ub_ops = parse_bound(parser, "min")
             reject_own_values(ub_ops, start, "the upper bound")
             entries.append((handle, lb.data, lb_ops, ub.data, ub_ops))
 
@@ -588,9 +588,9 @@ class IterateOp(IRDLOperation):
             printer.print_string(" -> ")
             printer.print_block_argument(e.iv, print_type=False)
             printer.print_string(" = ")
-            _print_affine_for_bound(printer, AffineMapAttr(e.lb_map), e.lb_operands, "max")
+            print_bound(printer, AffineMapAttr(e.lb_map), e.lb_operands, "max")
             printer.print_string(" to ")
-            _print_affine_for_bound(printer, AffineMapAttr(e.ub_map), e.ub_operands, "min")
+            print_bound(printer, AffineMapAttr(e.ub_map), e.ub_operands, "min")
 
         with printer.in_parens():
             printer.print_list(self.entries, print_entry)

@@ -1,0 +1,87 @@
+"""pk.supported_ops() / `polykrnl ops`: the table of ops x stages, read from the op tables."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from polykrnl.cli import main
+from polykrnl.model.interpreter import INTERPRET
+from polykrnl.model.parser import context
+
+
+def test_every_op_that_parses_has_a_row() -> None:
+    table = pk.supported_ops()
+    names = {r.name for r in table.rows}
+    parsed = {op.name for op in context().loaded_ops if not op.name.startswith("builtin.")}
+    assert names == parsed
+    assert table.stages == ("interpret", "poly", "numpy")
+
+
+def test_rows_agree_with_what_the_stages_do() -> None:
+    table = pk.supported_ops()
+    # A row says interpret when, and only when, the interpreter's table has the class.
+    for op in context().loaded_ops:
+        if not op.name.startswith("builtin."):
+            assert table[op.name].supports("interpret") == (op in INTERPRET)
+    # And the interpreter really runs what the table claims: math.tanh, arith.remf.
+    fn = pk.parse(
+        """func.func @f(%a: f32, %b: f32) -> f32 {
+  %t = math.tanh %a : f32
+  %r = arith.remf %t, %b : f32
+  return %r : f32
+}"""
+    )["f"]
+    assert table["math.tanh"].supports("numpy") and table["arith.remf"].supports("numpy")
+    got = pk.run_reference(fn, a=np.float32(0.5), b=np.float32(0.25))
+    assert got == np.float32(np.fmod(np.float32(np.tanh(0.5)), np.float32(0.25)))
+
+
+def test_an_op_no_stage_supports_gets_the_registry_error() -> None:
+    table = pk.supported_ops()
+    assert not table["memref.view"].supports("interpret")
+    fn = pk.parse(
+        """func.func @f(%p: memref<16xi8>) -> memref<2xf32> {
+  %c0 = arith.constant 0 : index
+  %v = memref.view %p[%c0][] : memref<16xi8> to memref<2xf32>
+  return %v : memref<2xf32>
+}"""
+    )["f"]
+    with pytest.raises(pk.UnsupportedError) as e:
+        pk.run_reference(fn, p=np.zeros(16, np.int8))
+    assert "`memref.view` is not supported by the reference interpreter yet" in str(e.value)
+    assert e.value.location is not None and e.value.location.line == 3
+    assert "polykrnl ops" in (e.value.hint or "")
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
+
+
+def test_cli_prints_the_table() -> None:
+    code, out, _ = _cli("ops", "--dialect", "arith")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy"]
+    assert any(line.split()[:5] == ["arith.remf", "yes", "yes", "yes", "yes"] for line in lines)
+    assert lines[-1].startswith(f"{len(lines) - 2} ops parse")
+
+
+def test_cli_json_matches_the_table() -> None:
+    code, out, _ = _cli("ops", "--json")
+    assert code == 0
+    rows = {r["op"]: r for r in json.loads(out)}
+    table = pk.supported_ops()
+    assert set(rows) == {r.name for r in table.rows}
+    assert rows["krnl.iterate"] == {"op": "krnl.iterate", **dict(table["krnl.iterate"].stages)}
+
+
+def test_cli_unknown_dialect_is_a_usage_error() -> None:
+    code, _, err = _cli("ops", "--dialect", "vectr")
+    assert code == 2
+    assert "no dialect named 'vectr'" in err and "krnl" in err

@@ -216,6 +216,9 @@ def test_tiled_recipe_is_legal(kernel: str) -> None:
     assert report.legal, str(report)
 
 
+# MINI sizes: 9 s of reference interpreter in all; test_recipe_with_small_tiles makes the same
+# comparisons on small sizes in the fast tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_krnl_matches_hand_numpy(kernel: str) -> None:
     mod = _module(kernel)

@@ -18,6 +18,7 @@ import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,7 @@ class Case:
     terms: int = 0
 
     def function(self) -> pk.Function:
-        mod = pk.load(ROOT / self.path)
-        pk.verify(mod)
-        return mod[self.func]
+        return _verified(self.path)[self.func]
 
     def schedule(self) -> pk.Schedule:
         fn = self.function()
@@ -62,6 +61,13 @@ class Case:
 
     def kernel(self) -> Kernel:
         return self.schedule().to_numpy(vectorize=self.vectorize, reassociate=self.reassociate)
+
+
+@cache  # each file parsed and verified once: the tests only read the programs
+def _verified(path: str) -> pk.Module:
+    mod = pk.load(ROOT / path)
+    pk.verify(mod)
+    return mod
 
 
 def _original(s: pk.Schedule) -> pk.Schedule:

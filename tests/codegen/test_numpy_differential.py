@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ FILES = sorted(
     for p in [*ROOT.glob("corpus/*.mlir"), *ROOT.glob("transforms/recipes/*.mlir")]
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
-PROGRAMS = [(p, fn.name) for p in FILES for fn in pk.load(p).functions]
+# Each file parsed once: the tests only read the programs (parsing is much of their time).
+load = cache(pk.load)
+PROGRAMS = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 # file stem:function -> why the NumPy generator refuses it (checked below: it must fail).
 UNSUPPORTED: dict[str, str] = {}
@@ -112,7 +115,7 @@ def _compare(fn: pk.Function, sched: pk.Schedule, params: dict[str, int]) -> Non
 
 @pytest.mark.parametrize(("path", "name"), PROGRAMS, ids=[f"{p.stem}-{n}" for p, n in PROGRAMS])
 def test_recipe_kernel_matches_the_reference(path: Path, name: str) -> None:
-    fn = pk.load(path)[name]
+    fn = load(path)[name]
     params = {a.name: 7 for a in fn.arguments if a.name in ("N", "n")}
     key = f"{path.stem}:{name}"
     sched = pk.schedule(fn, force=True)
@@ -126,7 +129,7 @@ def test_recipe_kernel_matches_the_reference(path: Path, name: str) -> None:
 @pytest.mark.parametrize("case", LEGAL_CASES, ids=[c["id"] for c in LEGAL_CASES])
 def test_legal_transformation_kernel_matches_the_reference(case: dict[str, Any]) -> None:
     path = ROOT / "transforms" / "legality" / f"{case['kernel']}.mlir"
-    fn = pk.load(path)[case["kernel"]]
+    fn = load(path)[case["kernel"]]
     sched = pk.Schedule.from_function(fn, recipe=False)
     for step, *args in case["steps"]:
         sched = getattr(sched, step)(*args)

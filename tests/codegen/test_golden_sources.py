@@ -161,7 +161,16 @@ def _close(want: np.ndarray, got: np.ndarray, terms: int) -> bool:
     return bool(np.allclose(got, want, rtol=0.0, atol=tol, equal_nan=True))
 
 
-@pytest.mark.parametrize("case", CASES, ids=NAMES)
+# The interpreter takes about a second on each of these (two seeds of the static 20 x 30 x 25
+# gemm, of 16-wide matmul panels); their sources are still checked in the fast tier.
+SLOW = {"gemm", "matmul_panel"}
+
+
+def _param(case: Case) -> Any:
+    return pytest.param(case, id=case.name, marks=[pytest.mark.slow] if case.name in SLOW else [])
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_kernel_matches_the_reference(case: Case) -> None:
     fn = case.function()
     kernel = case.kernel()

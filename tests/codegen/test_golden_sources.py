@@ -60,7 +60,16 @@ class Case:
         return self.steps(pk.Schedule.from_function(fn, recipe=False))
 
     def kernel(self) -> Kernel:
-        return self.schedule().to_numpy(vectorize=self.vectorize, reassociate=self.reassociate)
+        # built once for both tests of the case (the source, then the runs)
+        if self.name not in _KERNELS:
+            sched = self.schedule()
+            _KERNELS[self.name] = sched.to_numpy(
+                vectorize=self.vectorize, reassociate=self.reassociate
+            )
+        return _KERNELS[self.name]
+
+
+_KERNELS: dict[str, Kernel] = {}
 
 
 @cache  # each file parsed and verified once: the tests only read the programs

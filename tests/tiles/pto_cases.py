@@ -98,6 +98,12 @@ CASES = [
 
 
 @cache
+def pto_kernel(case: PtoCase, arch: str) -> pk.PtoKernel:
+    """The case's kernel for `arch`, lowered once for all the tests that read it."""
+    return pk.schedule(case.fn()).to_pto(arch)
+
+
+@cache
 def _reference(case: PtoCase, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     args = case.make(np.random.default_rng(seed))
     expected = copy.deepcopy(args)

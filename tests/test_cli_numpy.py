@@ -108,9 +108,17 @@ STANDALONE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("path", "func", "size"), STANDALONE, ids=[f"{p.stem}-{f}" for p, f, _ in STANDALONE]
-)
+# The interpreter takes most of a second on the corpus gemm (static 20 x 30 x 25) and on
+# matmul_panel at size 16: the fast tier runs the other modules (here and in --verify below).
+SLOW = {"gemm-None", "matmul_panel-None", "gemm-gemm"}
+
+
+def _param(path: Path, func: str | None, extra: Any) -> Any:
+    key = f"{path.stem}-{func}"
+    return pytest.param(path, func, extra, id=key, marks=[pytest.mark.slow] if key in SLOW else [])
+
+
+@pytest.mark.parametrize(("path", "func", "size"), [_param(*s) for s in STANDALONE])
 def test_emitted_module_runs_standalone(
     path: Path, func: str | None, size: int, tmp_path: Path
 ) -> None:
@@ -325,9 +333,7 @@ VERIFIED = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("path", "func", "extra"), VERIFIED, ids=[f"{p.stem}-{f}" for p, f, _ in VERIFIED]
-)
+@pytest.mark.parametrize(("path", "func", "extra"), [_param(*v) for v in VERIFIED])
 def test_run_verify_accepts_the_generated_kernel(path: Path, func: str, extra: list[str]) -> None:
     code, out, err = cli("run", str(path), "--func", func, "--verify", *extra)
     assert code == 0, out + err

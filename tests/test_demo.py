@@ -114,6 +114,7 @@ def test_demo_applies_the_skew_the_report_suggests(monkeypatch: pytest.MonkeyPat
     assert "FAILED the report suggests a skew" in text
 
 
+@pytest.mark.slow  # a new process, ~1 s to import polykrnl (fast tier: tests/test_cli_numpy.py)
 def test_demo_as_a_command() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "polykrnl.cli", "demo"],

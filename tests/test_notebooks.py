@@ -6,6 +6,7 @@ the reference, ...), so a wrong claim fails the run like an error does.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -17,13 +18,16 @@ from nbclient.exceptions import CellExecutionError
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
 
-def _execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
+def _client(nb: nbformat.NotebookNode, cwd: Path) -> NotebookClient:
     # kernel "python3" is the ipykernel of this interpreter: ipykernel's wheel installs its
     # kernelspec into sys.prefix, where jupyter_client looks first (no registration needed)
-    client = NotebookClient(
+    return NotebookClient(
         nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
     )
-    client.execute()  # raises CellExecutionError on the first failing cell
+
+
+def _execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
+    _client(nb, cwd).execute()  # raises CellExecutionError on the first failing cell
 
 
 def _code(path: Path) -> str:
@@ -54,11 +58,35 @@ def test_notebook_uses_only_the_public_api(path: Path) -> None:
     assert not private, private
 
 
+@pytest.fixture(scope="module")
+def executed(request: pytest.FixtureRequest) -> dict[Path, nbformat.NotebookNode | BaseException]:
+    """The selected notebooks, each run in a fresh kernel of its own, all at once (the
+    kernels are processes: their runs overlap on the cores); the error of a failed run."""
+    paths = [
+        item.callspec.params["path"]
+        for item in request.session.items
+        if getattr(item, "function", None) is test_notebook_runs
+    ]
+    nbs = {p: nbformat.read(p, as_version=4) for p in paths}
+
+    async def run_all() -> list[object]:
+        runs = (_client(nb, p.parent).async_execute() for p, nb in nbs.items())
+        return await asyncio.gather(*runs, return_exceptions=True)
+
+    outcomes = asyncio.run(run_all())
+    return {
+        p: o if isinstance(o, BaseException) else nbs[p] for p, o in zip(nbs, outcomes, strict=True)
+    }
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    _execute(nb, path.parent)
+def test_notebook_runs(
+    path: Path, executed: dict[Path, nbformat.NotebookNode | BaseException]
+) -> None:
+    nb = executed[path]
+    if isinstance(nb, BaseException):
+        raise nb  # CellExecutionError: the first failing cell
     # the pictures came out as images, not as "<Figure size ...>" text
     kinds = {
         k for c in nb.cells if c.cell_type == "code" for o in c.outputs for k in o.get("data", {})

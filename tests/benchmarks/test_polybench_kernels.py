@@ -108,6 +108,12 @@ SMALL_TILE_SIZES: dict[str, dict[str, int]] = {
 
 SEED = 20260
 
+# The fast tier runs the legality and small-tile tests below on five kernels of different
+# shapes (a contraction, a time-tiled stencil, an in-place stencil, a triangular
+# factorization, a min-plus closure); the full suite on all of them.
+FAST = {"gemm", "jacobi_2d", "seidel_2d", "lu", "floyd_warshall"}
+TIERED = [pytest.param(k, id=k, marks=[] if k in FAST else [pytest.mark.slow]) for k in KERNELS]
+
 
 @cache
 def _module(kernel: str) -> pk.Module:
@@ -208,7 +214,7 @@ def test_dataset_sizes_grow() -> None:
         assert any(mini[k] < medium[k] for k in mini), kernel
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", TIERED)
 def test_tiled_recipe_is_legal(kernel: str) -> None:
     fn = _module(kernel)[f"{kernel}_tiled"]
     pk.schedule(fn)  # raises IllegalTransformError for an illegal recipe
@@ -216,6 +222,9 @@ def test_tiled_recipe_is_legal(kernel: str) -> None:
     assert report.legal, str(report)
 
 
+# MINI sizes: 9 s of reference interpreter in all; test_recipe_with_small_tiles makes the same
+# comparisons on small sizes in the fast tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_krnl_matches_hand_numpy(kernel: str) -> None:
     mod = _module(kernel)
@@ -231,7 +240,7 @@ def test_krnl_matches_hand_numpy(kernel: str) -> None:
     _assert_same_as_hand(kernel, tiled, want, f"@{kernel}_tiled vs hand.{kernel}")
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", TIERED)
 def test_recipe_with_small_tiles(kernel: str) -> None:
     params = SMALL_TILE_SIZES[kernel]
     inputs = sizes.make_inputs(kernel, params, seed=SEED + 1)

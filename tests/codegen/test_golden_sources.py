@@ -18,6 +18,7 @@ import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,7 @@ class Case:
     terms: int = 0
 
     def function(self) -> pk.Function:
-        mod = pk.load(ROOT / self.path)
-        pk.verify(mod)
-        return mod[self.func]
+        return _verified(self.path)[self.func]
 
     def schedule(self) -> pk.Schedule:
         fn = self.function()
@@ -61,7 +60,23 @@ class Case:
         return self.steps(pk.Schedule.from_function(fn, recipe=False))
 
     def kernel(self) -> NumpyKernel:
-        return self.schedule().to_numpy(vectorize=self.vectorize, reassociate=self.reassociate)
+        # built once for both tests of the case (the source, then the runs)
+        if self.name not in _KERNELS:
+            sched = self.schedule()
+            _KERNELS[self.name] = sched.to_numpy(
+                vectorize=self.vectorize, reassociate=self.reassociate
+            )
+        return _KERNELS[self.name]
+
+
+_KERNELS: dict[str, NumpyKernel] = {}
+
+
+@cache  # each file parsed and verified once: the tests only read the programs
+def _verified(path: str) -> pk.Module:
+    mod = pk.load(ROOT / path)
+    pk.verify(mod)
+    return mod
 
 
 def _original(s: pk.Schedule) -> pk.Schedule:
@@ -155,7 +170,16 @@ def _close(want: np.ndarray, got: np.ndarray, terms: int) -> bool:
     return bool(np.allclose(got, want, rtol=0.0, atol=tol, equal_nan=True))
 
 
-@pytest.mark.parametrize("case", CASES, ids=NAMES)
+# The interpreter takes about a second on each of these (two seeds of the static 20 x 30 x 25
+# gemm, of 16-wide matmul panels); their sources are still checked in the fast tier.
+SLOW = {"gemm", "matmul_panel"}
+
+
+def _param(case: Case) -> Any:
+    return pytest.param(case, id=case.name, marks=[pytest.mark.slow] if case.name in SLOW else [])
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_kernel_matches_the_reference(case: Case) -> None:
     fn = case.function()
     kernel = case.kernel()

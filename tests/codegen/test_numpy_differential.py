@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ FILES = sorted(
     for p in [*ROOT.glob("corpus/*.mlir"), *ROOT.glob("transforms/recipes/*.mlir")]
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
-PROGRAMS = [(p, fn.name) for p in FILES for fn in pk.load(p).functions]
+# Each file parsed once: the tests only read the programs (parsing is much of their time).
+load = cache(pk.load)
+PROGRAMS = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 # file stem:function -> why the NumPy generator refuses it (checked below: it must fail).
 UNSUPPORTED: dict[str, str] = {}
@@ -110,9 +113,19 @@ def _compare(fn: pk.Function, sched: pk.Schedule, params: dict[str, int]) -> Non
     assert sched.to_numpy(reassociate=False).exact
 
 
-@pytest.mark.parametrize(("path", "name"), PROGRAMS, ids=[f"{p.stem}-{n}" for p, n in PROGRAMS])
+# The interpreter takes about half a second on each of these (the static 20 x 30 x 25
+# corpus gemm, 16-wide matmul panels): the fast tier runs the other programs.
+SLOW = {"gemm-gemm", "matmul_panel-matmul_panel"}
+
+
+def _param(path: Path, name: str) -> Any:
+    key = f"{path.stem}-{name}"
+    return pytest.param(path, name, id=key, marks=[pytest.mark.slow] if key in SLOW else [])
+
+
+@pytest.mark.parametrize(("path", "name"), [_param(p, n) for p, n in PROGRAMS])
 def test_recipe_kernel_matches_the_reference(path: Path, name: str) -> None:
-    fn = pk.load(path)[name]
+    fn = load(path)[name]
     params = {a.name: 7 for a in fn.arguments if a.name in ("N", "n")}
     key = f"{path.stem}:{name}"
     sched = pk.schedule(fn, force=True)
@@ -126,7 +139,7 @@ def test_recipe_kernel_matches_the_reference(path: Path, name: str) -> None:
 @pytest.mark.parametrize("case", LEGAL_CASES, ids=[c["id"] for c in LEGAL_CASES])
 def test_legal_transformation_kernel_matches_the_reference(case: dict[str, Any]) -> None:
     path = ROOT / "transforms" / "legality" / f"{case['kernel']}.mlir"
-    fn = pk.load(path)[case["kernel"]]
+    fn = load(path)[case["kernel"]]
     sched = pk.Schedule.from_function(fn, recipe=False)
     for step, *args in case["steps"]:
         sched = getattr(sched, step)(*args)

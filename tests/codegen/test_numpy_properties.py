@@ -25,9 +25,9 @@ are ``exact`` and give the reference's arrays bit for bit.
 Two generator bugs found by this test are documented at FIXED_BUGS, each with
 reproducers that now run as regression tests.
 
-The run is derandomized (the same 120 examples on every run, about 10 s). To
-explore, set ``POLYKRNL_PROPERTY_EXAMPLES=3000``: that many examples, from a
-random seed.
+The run is derandomized (the same 120 examples on every run, about 10 s; FEW
+in the fast tier, tests/property_tiers.py). To explore, set
+``POLYKRNL_PROPERTY_EXAMPLES=3000``: that many examples, from a random seed.
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, event, example, given, settings
+from hypothesis import HealthCheck, Phase, event, example, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
 from polykrnl.runner import make_inputs
+from tests.property_tiers import tiered
 
 
 def _legality_properties() -> ModuleType:
@@ -77,6 +78,7 @@ PROPERTY = settings(
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
+FEW = 5  # examples in the fast tier (tests/property_tiers.py)
 
 # ------------------------------------------------------------------ programs
 
@@ -405,8 +407,9 @@ ROW_SUMS = LP.Prog(
 )
 
 
-@PROPERTY
-@given(
+@tiered(
+    PROPERTY,
+    FEW,
     prog=programs(),
     shared=st.sampled_from([True, True, True, False]),
     bound=st.none() | st.integers(0, 2),

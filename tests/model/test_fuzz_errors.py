@@ -3,17 +3,19 @@
 Mutants of the corpus programs (lines dropped, duplicated or swapped, tokens
 replaced, bytes inserted) are fed to the parser and the verifier: each must
 either succeed or raise a PolykrnlError that renders with a location; never a
-raw xDSL exception or a Python error from polykrnl itself.
+raw xDSL exception or a Python error from polykrnl itself (300 mutants and 100
+random texts; FEW of each in the fast tier, tests/property_tiers.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
+from tests.property_tiers import tiered
 
 CORPUS = sorted((Path(__file__).resolve().parents[1] / "corpus").glob("*.mlir"))
 SOURCES = [p.read_text() for p in CORPUS]
@@ -24,6 +26,7 @@ TOKENS = [
     "krnl.iterate", "krnl.block", "krnl.permute", "krnl.define_loops", "krnl.load",
     "affine_map<(d0) -> (d0)>", '"krnl.erf"', "iter_args", "krnl.yield", "\x7f", "é",
 ]  # fmt: skip
+FEW = 30  # examples of each test in the fast tier
 
 
 @st.composite
@@ -61,13 +64,15 @@ def _check(text: str) -> None:
             assert e.location is not None
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mutants())
+@tiered(
+    settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]),
+    FEW,
+    mutants(),
+)
 def test_mutated_programs_fail_cleanly(text: str) -> None:
     _check(text)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.text(max_size=200))
+@tiered(settings(max_examples=100, deadline=None), FEW, st.text(max_size=200))
 def test_arbitrary_text_fails_cleanly(text: str) -> None:
     _check(text)

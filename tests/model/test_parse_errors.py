@@ -420,6 +420,7 @@ def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # a new process, ~1 s to import polykrnl (fast tier: tests/test_cli_numpy.py)
 def test_cli_subprocess_exits_2_without_traceback(tmp_path: Path) -> None:
     case = next(c for c in CASES if c.id == "missing_closing_brace")
     path = _write(tmp_path, case)

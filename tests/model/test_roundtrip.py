@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,9 @@ from polykrnl.model.parser import load, parse
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FILES = sorted(CORPUS.glob("*.mlir"))
 IDS = [f.stem for f in FILES]
+# Each file parsed once by the tests below (their CLI runs parse their own); parsing is most
+# of their time.
+parsed = cache(load)
 
 # The op list of record: every `krnl.*` heading of the Krnl op reference
 # (onnx-mlir's docs/Dialects/krnl.md), in its order.
@@ -189,13 +193,13 @@ def test_corpus_has_both_kinds() -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_print_is_a_fixpoint(path: Path) -> None:
-    printed = load(path).print()
+    printed = parsed(path).print()
     assert parse(printed, str(path)).print() == printed
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_generic_print_reparses_to_the_same_text(path: Path) -> None:
-    module = load(path)
+    module = parsed(path)
     custom = module.print()
     generic = module.print(generic=True)
     assert generic.startswith('"builtin.module"() ({')
@@ -207,23 +211,24 @@ def test_generic_print_reparses_to_the_same_text(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_parsed_ir_passes_xdsl_verification(path: Path) -> None:
-    load(path).op.verify()
+    parsed(path).op.verify()
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_cli_print(path: Path) -> None:
     code, out, err = _cli("print", str(path))
     assert (code, err) == (0, "")
-    assert out == load(path).print()
+    assert out == parsed(path).print()
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_cli_print_generic(path: Path) -> None:
     code, out, err = _cli("print", "--generic", str(path))
     assert (code, err) == (0, "")
-    assert out == load(path).print(generic=True)
+    assert out == parsed(path).print(generic=True)
 
 
+@pytest.mark.slow  # a new process, ~1 s to import polykrnl (fast tier: tests/test_cli_numpy.py)
 def test_cli_print_in_a_subprocess() -> None:
     path = CORPUS / "matmul_panel.mlir"
     proc = subprocess.run(
@@ -234,7 +239,7 @@ def test_cli_print_in_a_subprocess() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    assert proc.stdout == load(path).print()
+    assert proc.stdout == parsed(path).print()
 
 
 # -------------------------------------------------------------------- coverage
@@ -248,7 +253,7 @@ def test_reference_op_list_matches_the_dialect() -> None:
 def test_corpus_covers_every_reference_op() -> None:
     seen: set[str] = set()
     for path in FILES:
-        seen |= _op_names(load(path))
+        seen |= _op_names(parsed(path))
     missing = [name for name in (*REFERENCE_OPS, *EXTRA_OPS) if name not in seen]
     assert missing == []
 
@@ -288,7 +293,7 @@ def _memref_rank(value: SSAValue) -> int:
 
 @pytest.mark.parametrize("path", SEMANTIC, ids=[p.stem for p in SEMANTIC])
 def test_semantic_program_rules(path: Path) -> None:
-    module = load(path)
+    module = parsed(path)
     problems: list[str] = []
 
     def where(op: Operation) -> str:

@@ -776,6 +776,7 @@ def test_cli_reports_bad_program(case: Bad, tmp_path: Path) -> None:
     assert "Traceback" not in text
 
 
+@pytest.mark.slow  # a new process, ~1 s to import polykrnl (fast tier: tests/test_cli_numpy.py)
 def test_no_traceback_in_a_separate_process(tmp_path: Path) -> None:
     case = next(c for c in CASES if c.id == "iv_of_unused_point_loop")
     path = tmp_path / "bad.mlir"

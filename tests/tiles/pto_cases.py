@@ -7,8 +7,10 @@ tile) and how to make random inputs; `sizes(args)` gives the keyword sizes PtoKe
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,30 @@ CASES = [
     PtoCase("copy_padded", "copy_padded", "buffers", _copy((13, 21), (13, 21))),
     PtoCase("copy_transposed", "copy_transposed", "buffers", _copy((13, 21), (21, 13))),
 ]
+
+
+@cache
+def pto_kernel(case: PtoCase, arch: str) -> pk.PtoKernel:
+    """The case's kernel for `arch`, lowered once for all the tests that read it."""
+    return pk.schedule(case.fn()).to_pto(arch)
+
+
+@cache
+def _reference(case: PtoCase, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    args = case.make(np.random.default_rng(seed))
+    expected = copy.deepcopy(args)
+    pk.run_reference(case.fn(), **expected)
+    return args, expected
+
+
+def inputs_and_reference(case: PtoCase, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Fresh copies of the case's random inputs and of what pk.run_reference leaves in them.
+
+    The interpreter runs once per case and seed (the matmuls take seconds), not once per
+    architecture.
+    """
+    args, expected = _reference(case, seed)
+    return copy.deepcopy(args), copy.deepcopy(expected)
 
 
 def sizes(kernel: pk.PtoKernel, args: dict[str, Any]) -> dict[str, int]:

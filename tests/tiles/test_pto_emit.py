@@ -25,18 +25,27 @@ from tests.tiles.pto_cases import (
     _rows,
     _transpose,
     close,
+    inputs_and_reference,
+    pto_kernel,
 )
+
+# The reference interpreter takes seconds on these (40 x 50 x 70 and 32 x 32 x 32 products);
+# matmul_small keeps a matmul in the fast tier.
+SLOW = {"matmul_partial", "matmul_full"}
+
+
+def _simulated(cases: list[PtoCase]) -> list[Any]:
+    return [
+        pytest.param(c, id=c.name, marks=[pytest.mark.slow] if c.name in SLOW else [])
+        for c in cases
+    ]
 
 
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", _simulated(CASES))
 def test_simulation_matches_the_reference(case: PtoCase, arch: str) -> None:
-    fn = case.fn()
-    kernel = pk.schedule(fn).to_pto(arch)
-    args = case.make(np.random.default_rng(7))
-    expected = copy.deepcopy(args)
-    pk.run_reference(fn, **expected)
-    kernel.simulate(**args)
+    args, expected = inputs_and_reference(case, 7)
+    pto_kernel(case, arch).simulate(**args)
     for name, value in expected.items():
         if isinstance(value, np.ndarray):
             assert close(args[name], value, case), (name, np.nanmax(np.abs(args[name] - value)))
@@ -78,11 +87,11 @@ def test_transpose_tmp_bytes_are_the_max_over_tiles(
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_source_declares_tiles_once_within_the_buffers(case: PtoCase) -> None:
-    kernel = pk.schedule(case.fn()).to_pto()
-    src = kernel.source
+    k = pto_kernel(case, "a2a3")
+    src = k.source
     assert f"void {case.function}(" in src
     capacity = arch_of("a2a3")
-    for t in kernel.tiles:
+    for t in k.tiles:
         assert src.count(f"TASSIGN({t.name}, ") == 1
         assert t.offset % 32 == 0
         assert t.offset + t.type.bytes <= capacity.usable(t.buffer)
@@ -105,7 +114,7 @@ MORE_SIZES = [
 
 
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])
-@pytest.mark.parametrize("case", MORE_SIZES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", _simulated(MORE_SIZES))
 def test_more_sizes_match_the_reference(case: PtoCase, arch: str) -> None:
     test_simulation_matches_the_reference(case, arch)
 
@@ -170,10 +179,9 @@ def test_an_unblocked_nest_is_one_static_tile(
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_tiles_fit_each_architecture(case: PtoCase, arch: str) -> None:
-    kernel = pk.schedule(case.fn()).to_pto(arch)
     capacity = arch_of(arch)
     by_buffer: dict[str, list[tuple[int, int]]] = {}
-    for t in kernel.tiles:
+    for t in pto_kernel(case, arch).tiles:
         assert t.offset % 32 == 0 and t.offset + t.type.bytes <= capacity.usable(t.buffer)
         by_buffer.setdefault(t.buffer.name, []).append((t.offset, t.offset + t.type.bytes))
     for spans in by_buffer.values():

@@ -115,7 +115,8 @@ HAND_MADE = [
 
 
 @pytest.mark.parametrize("text", HAND_MADE)
-@pytest.mark.parametrize("outside", [sympy.nan, None])
+# outside=None (what is left unspecified) is also checked by test_readable_forms in the fast tier
+@pytest.mark.parametrize("outside", [sympy.nan, pytest.param(None, marks=pytest.mark.slow)])
 def test_pw_aff_to_sympy_equals_isl_eval(text: str, outside: Any) -> None:
     pa = isl.PwAff(text)
     expr = pw_aff_to_sympy(pa, outside=outside)
@@ -325,7 +326,9 @@ def sizes_around(t: int) -> list[int]:
     return sorted({0, 1, 2, t - 1, t, t + 1, 2 * t, 2 * t + 1, 3 * t - 1})
 
 
-@pytest.mark.parametrize(("ti", "tj"), [(32, 16), (10, 6)])
+# 32 x 16 enumerates 81 problem sizes up to 95 x 47 element by element (seconds); the same
+# checks run on 10 x 6 tiles in the fast tier.
+@pytest.mark.parametrize(("ti", "tj"), [pytest.param(32, 16, marks=pytest.mark.slow), (10, 6)])
 def test_tiled_transpose_extents_and_tmp_size(ti: int, tj: int) -> None:
     fn = pk.parse(TRANSPOSE.replace("{TI}", str(ti)).replace("{TJ}", str(tj)))["transpose"]
     sched = pk.schedule(fn)
@@ -389,6 +392,14 @@ func.func @tri(%A: memref<?x?xf32>, %N: index) {
 """
 
 
+# The fast tier checks each nest below for one choice of tile loops, the full run for all.
+TILE_LOOPS = [
+    ("ib", "jb"),
+    pytest.param(("ib",), marks=pytest.mark.slow),
+    pytest.param(("ib", "il", "jb"), marks=pytest.mark.slow),
+]
+
+
 def triangular_instances(n: int) -> Iterator[tuple[int, int, int, int]]:
     """(ib, jb, i, j) in the order of the loops above (j runs 0..i)."""
     for ib in range(0, n, 4):
@@ -398,7 +409,7 @@ def triangular_instances(n: int) -> Iterator[tuple[int, int, int, int]]:
                     yield ib, jb, i, j
 
 
-@pytest.mark.parametrize("tile_loops", [("ib", "jb"), ("ib",), ("ib", "il", "jb")])
+@pytest.mark.parametrize("tile_loops", TILE_LOOPS)
 def test_triangular_nest(tile_loops: tuple[str, ...]) -> None:
     sched = pk.schedule(pk.parse(TRIANGULAR)["tri"])
     ext = tile_extents(sched, "S0", tile_loops)
@@ -452,7 +463,7 @@ func.func @shift(%A: memref<?x?xf32>, %N: index) {
 """
 
 
-@pytest.mark.parametrize("tile_loops", [("ib", "jb"), ("ib",), ("ib", "il", "jb")])
+@pytest.mark.parametrize("tile_loops", TILE_LOOPS)
 def test_lower_bound_shifted_nest(tile_loops: tuple[str, ...]) -> None:
     sched = pk.schedule(pk.parse(SHIFTED)["shift"])
     ext = tile_extents(sched, "S0", tile_loops)
@@ -504,7 +515,7 @@ func.func @batched(%A: memref<?x?x?xf32>, %B: memref<?x?x?xf32>, %P: index, %N: 
 """
 
 
-@pytest.mark.parametrize("tile_loops", [None, ("ib", "jb")])
+@pytest.mark.parametrize("tile_loops", [pytest.param(None, marks=pytest.mark.slow), ("ib", "jb")])
 def test_3d_nest_blocked_on_two_loops(tile_loops: tuple[str, ...] | None) -> None:
     sched = pk.schedule(pk.parse(NEST_3D)["batched"])
     assert default_tile_loops(sched, "S0") == ("b", "ib", "jb")

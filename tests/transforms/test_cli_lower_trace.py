@@ -381,6 +381,7 @@ def test_usage_errors(argv: list[str]) -> None:
     assert "usage: polykrnl" in err
 
 
+@pytest.mark.slow  # a new process, ~1 s to import polykrnl (fast tier: tests/test_cli_numpy.py)
 def test_trace_subprocess_exits_2_without_traceback(program: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "polykrnl.cli", "trace", str(program), "--func", "tiled"],

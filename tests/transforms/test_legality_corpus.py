@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,10 +33,12 @@ def _cases() -> ModuleType:
 
 
 CASES: list[dict[str, Any]] = _cases().CASES
+# Each kernel file parsed once: the tests only read the programs (parsing is much of their time).
+load = cache(pk.load)
 
 
 def _replay(case: dict[str, Any]) -> pk.Schedule:
-    fn = pk.load(HERE / f"{case['kernel']}.mlir")[case["kernel"]]
+    fn = load(HERE / f"{case['kernel']}.mlir")[case["kernel"]]
     s = pk.Schedule.from_function(fn, recipe=False)
     for name, *args in case["steps"]:
         s = getattr(s, name)(*args, force=True)

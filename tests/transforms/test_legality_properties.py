@@ -45,7 +45,8 @@ Properties:
 
 STENCIL / TILE_BOTH (a (1, -1) dependence under rectangular tiling) and
 REDUCTION / PARALLEL_K (a reduction loop made parallel) are explicit examples,
-checked on every run whatever Hypothesis draws.
+checked on every run whatever Hypothesis draws. Each property draws 60 examples,
+or FEW in the fast tier (tests/property_tiers.py).
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ from functools import cache
 from typing import Literal
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, event, example, given, settings
+from hypothesis import HealthCheck, Phase, event, example, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
 from polykrnl.transforms.legality_report import LegalityReport, Violation
+from tests.property_tiers import tiered
 
 IVS = ("i", "j", "k")
 NAME = "f"
@@ -74,6 +76,7 @@ PROPERTY = settings(
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
+FEW = 5  # examples per property in the fast tier (tests/property_tiers.py)
 
 # ------------------------------------------------------------------ programs
 
@@ -576,8 +579,7 @@ def label(report: LegalityReport) -> None:
 # ------------------------------------------------------------------ 1. legal -> same results
 
 
-@PROPERTY
-@given(prog=programs(), prims=prim_lists, seed=st.integers(0, 2**16))
+@tiered(PROPERTY, FEW, prog=programs(), prims=prim_lists, seed=st.integers(0, 2**16))
 @example(prog=STENCIL, prims=TILE_BOTH[:2], seed=0)
 @example(prog=REDUCTION, prims=(Prim("reorder", at=0, size=3, order=(2, 1, 0, 0, 0, 0)),), seed=0)
 def test_legal_schedules_compute_the_same_arrays(
@@ -598,8 +600,7 @@ def test_legal_schedules_compute_the_same_arrays(
 # ------------------------------------------------------------------ 2. witnesses and verdicts
 
 
-@PROPERTY
-@given(prog=programs(), prims=prim_lists)
+@tiered(PROPERTY, FEW, prog=programs(), prims=prim_lists)
 @example(prog=STENCIL, prims=TILE_BOTH)
 @example(prog=REDUCTION, prims=PARALLEL_K)
 def test_witnesses_are_real_and_the_verdict_agrees_with_brute_force(
@@ -624,8 +625,7 @@ def test_witnesses_are_real_and_the_verdict_agrees_with_brute_force(
 # ------------------------------------------------------------------ 3. refusal without force
 
 
-@PROPERTY
-@given(prog=programs(), prims=prim_lists)
+@tiered(PROPERTY, FEW, prog=programs(), prims=prim_lists)
 @example(prog=STENCIL, prims=TILE_BOTH)
 @example(prog=REDUCTION, prims=PARALLEL_K)
 def test_primitives_refuse_exactly_what_makes_a_legal_schedule_illegal(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ FILES = sorted(
     for p in [*ROOT.glob("corpus/*.mlir"), *ROOT.glob("transforms/recipes/*.mlir")]
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
-CASES = [(p, fn.name) for p in FILES for fn in pk.load(p).functions]
+# Each file parsed once: the tests only read the programs (parsing is much of their time).
+load = cache(pk.load)
+CASES = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -26,9 +29,19 @@ def _same(x: Any, y: Any) -> bool:
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=[f"{p.stem}-{n}" for p, n in CASES])
+# The corpus gemm (static 20 x 30 x 25) takes the interpreter over a second in schedule
+# order, matmul_panel half a second: the fast tier runs the other programs.
+SLOW = {"gemm-gemm", "matmul_panel-matmul_panel"}
+
+
+def _param(path: Path, name: str) -> Any:
+    key = f"{path.stem}-{name}"
+    return pytest.param(path, name, id=key, marks=[pytest.mark.slow] if key in SLOW else [])
+
+
+@pytest.mark.parametrize(("path", "name"), [_param(p, n) for p, n in CASES])
 def test_recipe_order_runs_like_the_reference(path: Path, name: str) -> None:
-    fn = pk.load(path)[name]
+    fn = load(path)[name]
     params = {a.name: 7 for a in fn.arguments if a.name in ("N", "n")}
     args = make_inputs(fn, params, seed=1, size=8)
     plain, scheduled = copy.deepcopy(args), copy.deepcopy(args)

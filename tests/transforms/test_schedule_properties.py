@@ -26,6 +26,7 @@ with :class:`polykrnl.ScheduleError` is skipped.
 
 The last tests check the properties on the smallest programs found so far
 that break them, so that every run checks those whatever Hypothesis draws.
+Each property draws 30 examples, or FEW in the fast tier (tests/property_tiers.py).
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Union
 
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
+from tests.property_tiers import tiered
 
 IVS = ("i", "j", "k", "l")
 NAME = "f"
@@ -54,6 +56,7 @@ PROPERTY = settings(
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
+FEW = 5  # examples per property in the fast tier (tests/property_tiers.py)
 
 params = st.integers(1, 7)
 
@@ -487,8 +490,7 @@ def assert_round_trip(sched: pk.Schedule, n: int) -> None:
 # ------------------------------------------------------------------ a. permutation
 
 
-@PROPERTY
-@given(program=programs(), n=params)
+@tiered(PROPERTY, FEW, program=programs(), n=params)
 def test_krnl_recipe_trace_is_a_permutation_of_the_original(
     program: tuple[Nest, Recipe], n: int
 ) -> None:
@@ -496,8 +498,7 @@ def test_krnl_recipe_trace_is_a_permutation_of_the_original(
     assert_permutation_of(tr(from_krnl(nest, recipe), n), tr(original(nest), n))
 
 
-@PROPERTY
-@given(nest=nests(), steps=prims, n=params)
+@tiered(PROPERTY, FEW, nest=nests(), steps=prims, n=params)
 def test_random_primitives_trace_is_a_permutation_of_the_original(
     nest: Nest, steps: tuple[Prim, ...], n: int
 ) -> None:
@@ -508,15 +509,15 @@ def test_random_primitives_trace_is_a_permutation_of_the_original(
 # ------------------------------------------------------------------ b. block keeps the order
 
 
-@PROPERTY
-@given(program=programs(permute=False, marks=False), n=params)
+@tiered(PROPERTY, FEW, program=programs(permute=False, marks=False), n=params)
 def test_krnl_blocks_without_permute_keep_the_order(program: tuple[Nest, Recipe], n: int) -> None:
     nest, recipe = program
     assert tr(from_krnl(nest, recipe), n) == tr(original(nest), n)
 
 
-@PROPERTY
-@given(
+@tiered(
+    PROPERTY,
+    FEW,
     nest=nests(),
     blocks=st.lists(st.tuples(st.integers(0, 8), st.integers(1, 5)), min_size=1, max_size=5),
     n=params,
@@ -533,14 +534,12 @@ def test_python_blocks_keep_the_order(nest: Nest, blocks: list[tuple[int, int]],
 # ------------------------------------------------------------------ c. to_krnl round trip
 
 
-@PROPERTY
-@given(program=programs(), n=params)
+@tiered(PROPERTY, FEW, program=programs(), n=params)
 def test_to_krnl_round_trip_of_krnl_recipes(program: tuple[Nest, Recipe], n: int) -> None:
     assert_round_trip(from_krnl(*program), n)
 
 
-@PROPERTY
-@given(nest=nests(), steps=prims, n=params)
+@tiered(PROPERTY, FEW, nest=nests(), steps=prims, n=params)
 def test_to_krnl_round_trip_of_random_primitives(
     nest: Nest, steps: tuple[Prim, ...], n: int
 ) -> None:
@@ -556,8 +555,7 @@ def replayed(sched: pk.Schedule, fn: pk.Function) -> pk.Schedule:
     return out
 
 
-@PROPERTY
-@given(nest=nests(), steps=prims, n=params)
+@tiered(PROPERTY, FEW, nest=nests(), steps=prims, n=params)
 def test_script_replays_random_primitives(nest: Nest, steps: tuple[Prim, ...], n: int) -> None:
     sched = apply_prims(original(nest), steps)
     again = replayed(sched, sched.program.function)
@@ -566,8 +564,7 @@ def test_script_replays_random_primitives(nest: Nest, steps: tuple[Prim, ...], n
     assert tr(again, n) == tr(sched, n)
 
 
-@PROPERTY
-@given(program=programs(), steps=prims, n=params)
+@tiered(PROPERTY, FEW, program=programs(), steps=prims, n=params)
 def test_script_replays_primitives_after_a_krnl_recipe(
     program: tuple[Nest, Recipe], steps: tuple[Prim, ...], n: int
 ) -> None:
@@ -582,8 +579,7 @@ def test_script_replays_primitives_after_a_krnl_recipe(
 # ------------------------------------------------------------------ d. Krnl text == primitives
 
 
-@PROPERTY
-@given(program=programs(), n=params)
+@tiered(PROPERTY, FEW, program=programs(), n=params)
 def test_krnl_recipe_equals_python_primitives(program: tuple[Nest, Recipe], n: int) -> None:
     nest, recipe = program
     krnl = from_krnl(nest, recipe)
@@ -592,8 +588,7 @@ def test_krnl_recipe_equals_python_primitives(program: tuple[Nest, Recipe], n: i
     assert tr(python, n) == tr(krnl, n)
 
 
-@PROPERTY
-@given(program=programs(), n=params)
+@tiered(PROPERTY, FEW, program=programs(), n=params)
 def test_recipe_false_ignores_the_krnl_recipe(program: tuple[Nest, Recipe], n: int) -> None:
     """from_function(fn, recipe=False) of the program WITH a recipe: its original order."""
     nest, recipe = program
@@ -605,8 +600,7 @@ def test_recipe_false_ignores_the_krnl_recipe(program: tuple[Nest, Recipe], n: i
 # ------------------------------------------------------------------ e. lexicographic order
 
 
-@PROPERTY
-@given(nest=nests(min_depth=2), data=st.data(), n=params, krnl=st.booleans())
+@tiered(PROPERTY, FEW, nest=nests(min_depth=2), data=st.data(), n=params, krnl=st.booleans())
 def test_permuted_nest_runs_in_lexicographic_order(
     nest: Nest, data: st.DataObject, n: int, krnl: bool
 ) -> None:
@@ -625,8 +619,7 @@ def test_permuted_nest_runs_in_lexicographic_order(
     assert instances(tr(sched, n)) == instances(want)
 
 
-@PROPERTY
-@given(program=programs(marks=False), n=params, krnl=st.booleans())
+@tiered(PROPERTY, FEW, program=programs(marks=False), n=params, krnl=st.booleans())
 def test_blocked_and_permuted_nest_follows_the_krnl_model(
     program: tuple[Nest, Recipe], n: int, krnl: bool
 ) -> None:
@@ -639,8 +632,9 @@ def test_blocked_and_permuted_nest_follows_the_krnl_model(
 # ------------------------------------------------------------------ f. marks keep the order
 
 
-@PROPERTY
-@given(
+@tiered(
+    PROPERTY,
+    FEW,
     nest=nests(),
     steps=prims,
     marks=st.lists(st.tuples(st.booleans(), st.integers(0, 8)), min_size=1, max_size=4),
@@ -661,8 +655,7 @@ def test_parallel_and_unroll_keep_the_trace(
     assert tr(marked, n) == tr(sched, n)
 
 
-@PROPERTY
-@given(program=programs(), n=params)
+@tiered(PROPERTY, FEW, program=programs(), n=params)
 def test_krnl_parallel_and_unroll_keep_the_trace(program: tuple[Nest, Recipe], n: int) -> None:
     nest, recipe = program
     assume(recipe.without_marks() != recipe)

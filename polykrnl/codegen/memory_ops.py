@@ -1,6 +1,6 @@
 """Krnl's memory ops in generated kernels: helper functions written into the module.
 
-Each helper has the interpreter's semantics (``polykrnl/model/interpreter.py``)
+Each helper has the interpreter's semantics (``polykrnl/model/interpreter/``)
 for in-bounds operands; the bounds checks are the interpreter's job (a kernel
 run with out-of-bounds starts is undefined, as in the compiled code).
 The kernels call them with the op's static attributes as constants.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,13 @@ def _stage(module: str) -> int | None:
     return STAGES.index(name) if name in STAGES else None
 
 
+@cache  # every test reads the same files: parse each once
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _parsed(path)
     out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -75,10 +81,11 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
+@cache
 def _edges(path: Path) -> list[tuple[str, str, int]]:
     """(imported polykrnl module, imported name or '', line) for every import that runs,
     at module level or inside a function alike."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _parsed(path)
     skip = _type_checking_lines(tree)
     own = _module_name(path)
     package = own if path.name == "__init__.py" else own.rsplit(".", 1)[0]
@@ -199,7 +206,7 @@ def test_no_private_name_imported_from_a_library() -> None:
     # A library's private names (xDSL's `_parse_...`) change without notice.
     found = []
     for p in FILES:
-        for node in ast.walk(ast.parse(p.read_text())):
+        for node in ast.walk(_parsed(p)):
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
                 parts = (node.module or "").split(".")
                 names = [a.name for a in node.names]

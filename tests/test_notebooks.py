@@ -69,9 +69,20 @@ def executed(request: pytest.FixtureRequest) -> dict[Path, nbformat.NotebookNode
     ]
     nbs = {p: nbformat.read(p, as_version=4) for p in paths}
 
+    async def run(path: Path) -> nbformat.NotebookNode:
+        # Kernels started at once can race for the same free TCP port (the one that loses
+        # dies before it answers): such a start is tried again, on a fresh copy.
+        for attempt in range(3):
+            try:
+                return await _client(nbs[path], path.parent).async_execute()
+            except RuntimeError as e:
+                if "Kernel died before replying" not in str(e) or attempt == 2:
+                    raise
+                nbs[path] = nbformat.read(path, as_version=4)
+        raise AssertionError("unreachable")
+
     async def run_all() -> list[object]:
-        runs = (_client(nb, p.parent).async_execute() for p, nb in nbs.items())
-        return await asyncio.gather(*runs, return_exceptions=True)
+        return await asyncio.gather(*(run(p) for p in paths), return_exceptions=True)
 
     outcomes = asyncio.run(run_all())
     return {

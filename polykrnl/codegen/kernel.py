@@ -224,6 +224,7 @@ def to_numpy(
             state,
             stmts,
             {lv.loop: lv.status for lv in report.loops},
+            {p: t for p in sched.loop_names() if (t := sched.tile_of(p)) is not None},
             {lv.loop: lv.why_not_vectorizable for lv in report.loops},
             reassociate=reassociate,
             carried={lv.loop: list(lv.pairs) for lv in report.loops},

@@ -37,9 +37,13 @@ class Merged:
 
 
 def merge_tiles(
-    chain: list[tuple[str, isl.AstNode]], status: dict[str, str]
+    chain: list[tuple[str, isl.AstNode]], status: dict[str, str], tile_of: dict[str, str]
 ) -> list[tuple[str, isl.AstNode]]:
-    """Pairs (tile loop, its point loop) of the chain with the same role, merged."""
+    """Pairs (tile loop, its point loop) of the chain with the same role, merged.
+
+    The schedule says which loop is the tile loop of which point loop (`tile_of`);
+    isl's loops must then run the plain strip-mined ranges for the pair to be one
+    range (a domain can make isl bound them otherwise)."""
     out: list[tuple[str, Any]] = list(chain)
     i = 0
     while i < len(out):
@@ -52,6 +56,7 @@ def merge_tiles(
                 j
                 for j in range(i + 1, len(out))
                 if not isinstance(out[j][1], Merged)
+                and tile_of.get(out[j][0]) == mark
                 and status.get(out[j][0]) == status.get(mark)
                 and status.get(mark) in ("parallel", "reduction")
                 and _is_point_of(out[j][1], tile)

@@ -64,6 +64,7 @@ class Vectorizer:
     state: KernelState
     statements: dict[str, Statement]
     status: dict[str, str]  # loop -> LoopVerdict status
+    tile_of: dict[str, str]  # point loop -> its tile loop (from the schedule)
     reasons: dict[str, str]  # loop -> why it is not vectorizable
     explained: set[str] = field(default_factory=set)
     reassociate: bool = True  # allow contractions (np.einsum), which reorder sums
@@ -198,7 +199,7 @@ class Vectorizer:
         Exact, not a reassociation: a dependence is carried by a sequential loop
         (the parallel ones carry none), and the sequential loops keep their order.
         """
-        chain = merge_tiles(chain, self.status)
+        chain = merge_tiles(chain, self.status, self.tile_of)
         isl_it = {loop: node.for_get_iterator().id_get_id().get_name() for loop, node in chain}
         par = [(loop, node) for loop, node in chain if self.status.get(loop) == "parallel"]
         seq = [(loop, node) for loop, node in chain if self.status.get(loop) != "parallel"]

@@ -256,6 +256,17 @@ class Schedule:
             out += self.vid_loops(by)
         return out
 
+    def tile_of(self, loop: str) -> str | None:
+        """The tile loop that point loop `loop` was strip-mined from (None: not a point
+        loop): the loop whose value is the point loop's lower bound."""
+        info = self.loop_info.get(loop)
+        if info is None or info.kind != "point" or not info.lbs:
+            return None
+        for tile in self.loop_info.values():
+            if tile.kind == "tile" and info.lbs[0] == Bound.value_plus(tile.vid, 0):
+                return tile.name
+        return None
+
     def carries(self, vid: str) -> bool:
         """Whether a loop carries the value `vid` now."""
         return vid in self._carriers

@@ -91,7 +91,7 @@ def _edges(path: Path) -> list[tuple[str, str, int]]:
     package = own if path.name == "__init__.py" else own.rsplit(".", 1)[0]
     out: list[tuple[str, str, int]] = []
     for node in ast.walk(tree):
-        if node.lineno in skip if hasattr(node, "lineno") else False:
+        if getattr(node, "lineno", None) in skip:
             continue
         if isinstance(node, ast.Import):
             out += [(a.name, "", node.lineno) for a in node.names if a.name.startswith("polykrnl")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from xdsl.dialects import affine
@@ -19,6 +19,8 @@ from polykrnl.model.interpreter.core import (
     Frame,
     Interpreter,
     eval_map,
+    run_branch,
+    run_loop_body,
 )
 from polykrnl.model.interpreter.memory import (
     load_element,
@@ -61,19 +63,6 @@ def _affine_for(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     return run_loop_body(it, op, fr, range(lb, ub, step), state)
 
 
-def run_loop_body(
-    it: Interpreter, op: Operation, fr: Frame, ivs: Iterable[int], state: list[Any]
-) -> list[Any]:
-    block = op.regions[0].block
-    iv, *carried = block.args
-    for i in ivs:
-        fr.env[iv] = i
-        for a, v in zip(carried, state, strict=True):
-            fr.env[a] = v
-        state = it.exec_block(block, fr)
-    return state
-
-
 _AFFINE_TESTS: dict[AffineConstraintKind, Callable[[int], bool]] = {
     AffineConstraintKind.eq: lambda x: x == 0,
     AffineConstraintKind.ge: lambda x: x >= 0,
@@ -91,14 +80,6 @@ def _affine_if(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
         for c in s.constraints
     )
     return run_branch(it, op, fr, ok)
-
-
-def run_branch(it: Interpreter, op: Operation, fr: Frame, taken: bool) -> Sequence[Any]:
-    """Run the then-region (or the else-region, possibly empty) of an if op."""
-    region = op.regions[0] if taken else op.regions[1]
-    if not region.blocks:
-        return []
-    return it.exec_block(region.block, fr)
 
 
 @INTERPRET.register(affine.LoadOp)

@@ -444,3 +444,28 @@ def _check_argument(fn: Function, name: str, t: Attribute, value: Any) -> Any:
         location=loc,
         hint="arguments are memrefs, index, integers, floats or !krnl.string",
     )
+
+
+# -- regions of control-flow ops (affine.for/if and scf.for/if share them)
+
+
+def run_loop_body(
+    it: Interpreter, op: Operation, fr: Frame, ivs: Iterable[int], state: list[Any]
+) -> list[Any]:
+    """Run the body of a for op once per value of `ivs`, carrying `state` through it."""
+    block = op.regions[0].block
+    iv, *carried = block.args
+    for i in ivs:
+        fr.env[iv] = i
+        for a, v in zip(carried, state, strict=True):
+            fr.env[a] = v
+        state = it.exec_block(block, fr)
+    return state
+
+
+def run_branch(it: Interpreter, op: Operation, fr: Frame, taken: bool) -> Sequence[Any]:
+    """Run the then-region (or the else-region, possibly empty) of an if op."""
+    region = op.regions[0] if taken else op.regions[1]
+    if not region.blocks:
+        return []
+    return it.exec_block(region.block, fr)

@@ -11,11 +11,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 
-from polykrnl.model.interpreter.affine import run_branch, run_loop_body
 from polykrnl.model.interpreter.core import (
     INTERPRET,
     Frame,
     Interpreter,
+    run_branch,
+    run_loop_body,
 )
 from polykrnl.model.interpreter.values import (
     Fail,

@@ -1,7 +1,8 @@
 """The concrete loop nest that a Krnl function describes.
 
 This follows onnx-mlir's Krnl-to-affine lowering, step by step, without
-mutating the IR:
+mutating the IR (what each recipe op makes and when it is refused comes from
+:mod:`polykrnl.model.krnl_recipe`, which the schedule primitives follow too):
 
 1. every `krnl.iterate` with a `with` list creates one concrete loop per
    entry, nested in `with`-list order, at the place of the iterate;
@@ -30,6 +31,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, VerifyError
 from polykrnl.model import dialect as k
+from polykrnl.model import krnl_recipe as rules
 from polykrnl.model.ir import Function, location_of, value_name
 from polykrnl.model.nest_values import (
     Bound,
@@ -222,39 +224,40 @@ class _Builder:
 
     def check_not_parallel(self, h: SSAValue, op: Operation) -> None:
         if h in self.parallel_by:
-            self.error(
+            self.refuse(
                 op,
-                f"{op.name} of loop {self.n(h)} after it was made parallel",
-                f"move the krnl.parallel at {_where(self.parallel_by[h], self.fn)} after "
-                f"the {op.name}: krnl.parallel must come last",
+                rules.parallel_first_refusal(op.name, self.n(h), self.where(self.parallel_by[h])),
             )
+
+    def refuse(self, op: Operation, refusal: rules.Refusal) -> None:
+        self.error(op, refusal.message, refusal.hint)
+
+    def where(self, op: Operation) -> str:
+        return _where(op, self.fn)
 
     def block(self, op: k.BlockOp) -> None:
         h = op.loop
         size = op.size
-        if size <= 0:
-            self.error(
-                op,
-                f"tile size {size} of krnl.block {self.n(h)} must be positive",
-                "use a size >= 1",
-            )
+        if (refusal := rules.block_size_refusal(size, self.n(h))) is not None:
+            self.refuse(op, refusal)
             return
         loop = self.live(h, op)
         if loop is None:
             return
         self.check_not_parallel(h, op)
         tile_h, point_h = op.loop_block, op.loop_local
-        stride = loop.step * size
+        stride = rules.tile_stride(loop.step, size)
         tile = Loop(
             loop.origin, "tile", tile_h, loop.lbs, loop.ubs, stride, tile_size=size, block_op=op
         )
         trivial = not point_h.uses
+        lbs, ubs = rules.point_range(tile, stride, loop.ubs, IVBound)
         point = Loop(
             loop.origin,
             "point",
             point_h,
-            (IVBound(tile, 0),),
-            (IVBound(tile, stride), *loop.ubs),
+            lbs,
+            ubs,
             loop.step,
             trivial=trivial,
             block_op=op,
@@ -282,21 +285,11 @@ class _Builder:
     def permute(self, op: k.PermuteOp) -> None:
         perm = op.perm
         n = len(op.loops)
-        if sorted(perm) != list(range(n)):
-            self.error(
-                op,
-                f"permute map [{', '.join(map(str, perm))}] is not a permutation of 0..{n - 1}",
-                f"give each position 0..{n - 1} exactly once (loop of operand k goes to "
-                "position map[k])",
-            )
-            return
-        if len(set(op.loops)) != n:
-            dup = next(h for i, h in enumerate(op.loops) if h in op.loops[:i])
-            self.error(
-                op,
-                f"loop handle {self.n(dup)} is repeated in krnl.permute",
-                "list each handle once",
-            )
+        refusal = rules.permutation_refusal(perm, n) or rules.listed_twice(
+            [self.n(h) for h in op.loops], "krnl.permute"
+        )
+        if refusal is not None:
+            self.refuse(op, refusal)
             return
         loops: list[Loop] = []
         for h in op.loops:
@@ -307,18 +300,12 @@ class _Builder:
             loops.append(loop)
         for outer, inner in itertools.pairwise(loops):
             if outer.child is not inner:
-                self.error(
-                    op,
-                    f"krnl.permute operands must form a perfectly nested chain in the current "
-                    f"order, but {self.n(inner.handle)} is not directly inside "
-                    f"{self.n(outer.handle)}",
-                    "list the handles outermost first; the current order is "
-                    + " > ".join(self.n(lp.handle) for lp in _chain_of(outer)),
+                order = [self.n(lp.handle) for lp in _chain_of(outer)]
+                self.refuse(
+                    op, rules.not_a_chain_refusal(self.n(outer.handle), self.n(inner.handle), order)
                 )
                 return
-        new = [loops[0]] * n
-        for i, p in enumerate(perm):
-            new[p] = loops[i]
+        new = rules.scattered(loops, perm)
         top_parent, bottom_child = loops[0].parent, loops[-1].child
         # Items placed in the band's loops stay with their depth: permuting a
         # perfectly nested band moves only the loop headers.
@@ -334,20 +321,15 @@ class _Builder:
         it = loops[0].origin.iterate
         if self.roots.get(it) is loops[0]:
             self.roots[it] = new[0]
-        # A loop whose bounds read the IV of a loop now nested inside it has
-        # no meaning (onnx-mlir would produce invalid affine IR).
-        for depth, lp in enumerate(new):
-            inner_ivs = {id(x) for x in new[depth + 1 :]}
-            for b in (*lp.lbs, *lp.ubs):
-                if isinstance(b, IVBound) and id(b.current) in inner_ivs:
-                    self.error(
-                        op,
-                        f"krnl.permute puts loop {self.n(lp.handle)} outside loop "
-                        f"{self.n(b.current.handle)}, but its bounds use the induction variable "
-                        f"of {self.n(b.current.handle)}",
-                        "a point loop must stay inside its tile loop",
-                    )
-                    return
+        bad = rules.misplaced_bound(new, _iv_bounds_used)
+        if bad is not None:
+            lp, used = bad
+            self.refuse(
+                op,
+                rules.misplaced_refusal(
+                    self.n(lp.handle), self.n(used.handle), point=lp.kind == "point"
+                ),
+            )
 
     # -- step 3: where statements go
     def place_bodies(self) -> None:
@@ -459,6 +441,11 @@ def _unblocked(h: SSAValue) -> SSAValue:
     while isinstance(h, OpResult) and isinstance(h.op, k.BlockOp):
         h = h.op.loop
     return h
+
+
+def _iv_bounds_used(loop: Loop) -> list[Loop]:
+    """The loops whose values the bounds of `loop` read."""
+    return [b.current for b in (*loop.lbs, *loop.ubs) if isinstance(b, IVBound)]
 
 
 def _depth(loop: Loop) -> int:

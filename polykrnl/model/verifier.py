@@ -33,6 +33,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, SourceLocation, VerifyError
 from polykrnl.model import dialect as k
+from polykrnl.model import krnl_recipe as rules
 from polykrnl.model.dialect.checks import SelfChecks, rank_of
 from polykrnl.model.ir import Function, Module, location_of, value_name
 from polykrnl.model.nest import (
@@ -233,6 +234,9 @@ class _FunctionChecks:
         # Where the loops of each iterate with a `with` list start.
         self.chain_at: dict[k.IterateOp, tuple[Loop, ...]] = {}
 
+    def refuse(self, op: Operation, refusal: rules.Refusal) -> None:
+        self.error(op, refusal.message, refusal.hint)
+
     def users(self, h: SSAValue) -> list[Operation]:
         """The ops that use `h`, in program order (xDSL keeps uses in a set)."""
         return sorted({u.operation for u in h.uses}, key=lambda op: self.v.order.get(op, 0))
@@ -323,49 +327,24 @@ class _FunctionChecks:
             and self.v.order.get(other, 0) < self.v.order.get(op, 0)
         ]
         if earlier:
-            self.error(
-                op,
-                f"loop {name} is unrolled twice (first by the krnl.unroll at "
-                f"{self.v.where(earlier[0])})",
-                "remove one of the krnl.unroll ops: a loop is fully unrolled once",
-            )
+            self.refuse(op, rules.twice_refusal(op.name, name, self.v.where(earlier[0])))
             return
         block = self.blocked_by(h)
         if block is not None and self.v.order.get(block, 0) > self.v.order.get(op, 0):
             # onnx-mlir unrolls after every other recipe op, when the loop of a
             # blocked handle no longer exists.
-            self.error(
-                op,
-                f"krnl.unroll {name}: the krnl.block at {self.v.where(block)} blocks "
-                f"{name} afterwards, so it has no loop left to unroll",
-                f"unroll the tile handle {self.name(block.loop_block)} or the point handle "
-                f"{self.name(block.loop_local)} instead",
-            )
+            handles = (self.name(block.loop_block), self.name(block.loop_local))
+            self.refuse(op, rules.unrolled_block_refusal(name, self.v.where(block), handles))
             return
         if block is not None or h not in self.nest.loop_of:
             return  # nest.py reports the use of a handle without a loop
         loop = self.nest.loop_of[h]
         if constant_trip_count(loop) is not None:
             return
+        partial = None
         if loop.kind == "point" and loop.block_op is not None:
-            size = loop.block_op.size
-            known = trip_count_divisor(_blocked_loop_view(loop))
-            self.error(
-                op,
-                f"krnl.unroll {name} needs a constant trip count, but the point loop {name} "
-                f"has a partial last tile (a min bound): its tile size {size} does not "
-                "divide the trip count of the loop it blocks",
-                "choose a tile size that divides the trip count (or is larger than it)"
-                + (f", e.g. a divisor of {known}" if known > 1 else ", or do not unroll"),
-            )
-        else:
-            self.error(
-                op,
-                f"krnl.unroll {name} needs a constant trip count, but the bounds of loop "
-                f"{name} are not constant",
-                "unroll a loop with constant bounds, or block the loop by a size that divides "
-                "its trip count and unroll the point loop",
-            )
+            partial = (loop.block_op.size, trip_count_divisor(_blocked_loop_view(loop)))
+        self.refuse(op, rules.no_trip_count_refusal(name, partial))
 
     def check_parallel(self, op: k.ParallelOp) -> None:
         if op.proc_bind is not None and op.proc_bind.data not in k.ParallelOp.PROC_BINDS:
@@ -376,10 +355,11 @@ class _FunctionChecks:
                 'write proc_bind = "primary", "close" or "spread", or leave it out',
             )
         mine = self.v.order.get(op, 0)
+        if (twice := rules.listed_twice([self.name(h) for h in op.loops], op.name)) is not None:
+            self.refuse(op, twice)
         for i, h in enumerate(op.loops):
             name = self.name(h)
             if h in op.loops[:i]:
-                self.error(op, f"loop {name} is listed twice in krnl.parallel", "list it once")
                 continue
             for other in self.users(h):
                 if self.v.order.get(other, 0) >= mine:
@@ -387,19 +367,11 @@ class _FunctionChecks:
                 if isinstance(other, k.ParallelOp):
                     # onnx-mlir turns the loop into an affine.parallel, which the
                     # second krnl.parallel cannot find as an affine.for.
-                    self.error(
-                        op,
-                        f"loop {name} is made parallel twice (first by the krnl.parallel at "
-                        f"{self.v.where(other)})",
-                        "remove one of the krnl.parallel ops",
-                    )
+                    self.refuse(op, rules.twice_refusal(op.name, name, self.v.where(other)))
                     break
                 if isinstance(other, k.UnrollOp):
-                    self.error(
-                        op,
-                        f"krnl.parallel of loop {name}, which the krnl.unroll at "
-                        f"{self.v.where(other)} unrolls",
-                        "a loop is either unrolled or parallel: remove one of the two ops",
+                    self.refuse(
+                        op, rules.parallel_unroll_refusal(op.name, name, self.v.where(other))
                     )
                     break
 

@@ -123,7 +123,7 @@ def test_unknown_loop_after_blocking_names_the_new_loops(blocked: pk.Schedule) -
 def test_block_size_must_be_a_positive_int(perfect: pk.Schedule, size: object) -> None:
     e = _refused(
         lambda: perfect.block("i", size),  # type: ignore[arg-type]
-        f"tile size {size!r} for loop 'i' must be a positive integer",
+        f"tile size {size!r} of krnl.block 'i' must be a positive integer",
     )
     assert "constant tile size >= 1" in (e.hint or "")
 
@@ -152,17 +152,17 @@ def test_block_names_in_use_among_blocked_loops(blocked: pk.Schedule) -> None:
 def test_block_a_parallel_loop(perfect: pk.Schedule) -> None:
     e = _refused(
         lambda: perfect.parallel("i").block("i", 4),
-        "loop 'i' is parallel: it cannot be blocked any more",
+        "krnl.block of loop 'i' after it was made parallel",
     )
-    assert "block first, then mark the tile or point loop parallel" in (e.hint or "")
+    assert "apply krnl.block first, then mark the loops parallel" in (e.hint or "")
 
 
 def test_block_an_unrolled_loop(perfect: pk.Schedule) -> None:
     e = _refused(
         lambda: perfect.unroll("j").block("j", 4),
-        "loop 'j' is unrolled: it cannot be blocked any more",
+        "krnl.block of loop 'j', which is unrolled",
     )
-    assert "mark the tile or point loop unrolled" in (e.hint or "")
+    assert "block first, then unroll the tile or point loop" in (e.hint or "")
 
 
 # ------------------------------------------------------------------ permute / reorder
@@ -174,20 +174,22 @@ def test_permute_map_not_a_permutation(perfect: pk.Schedule, perm: list[int]) ->
         lambda: perfect.permute(["i", "j"], perm),
         f"permute map {perm} is not a permutation of 0..1",
     )
-    assert e.hint == "give each position 0..1 exactly once"
+    assert e.hint is not None and e.hint.startswith("give each position 0..1 exactly once")
 
 
 @pytest.mark.parametrize("perm", [[0], [1, 0, 2]])
 def test_permute_map_of_the_wrong_length(perfect: pk.Schedule, perm: list[int]) -> None:
     e = _refused(
         lambda: perfect.permute(["i", "j"], perm),
-        f"permute of 2 loops got a map of {len(perm)} position{'s' * (len(perm) != 1)}",
+        f"krnl.permute of 2 loops got a map of {len(perm)} position{'s' * (len(perm) != 1)}",
     )
     assert "one position per loop" in (e.hint or "")
 
 
 def test_permute_repeated_loop(perfect: pk.Schedule) -> None:
-    _refused(lambda: perfect.permute(["i", "i"], [1, 0]), "loop 'i' appears twice in permute")
+    _refused(
+        lambda: perfect.permute(["i", "i"], [1, 0]), "loop 'i' is listed twice in krnl.permute"
+    )
 
 
 @pytest.mark.parametrize(
@@ -220,14 +222,14 @@ def test_point_loop_moved_outside_its_tile(
 ) -> None:
     e = _refused(
         lambda: use(blocked),
-        "the new order puts loop 'i' outside loop 'i_t', but the bounds of 'i' use the "
-        "value of 'i_t'",
+        "krnl.permute puts loop 'i' outside loop 'i_t', but its bounds use the induction "
+        "variable of 'i_t'",
     )
     assert e.hint == "a point loop must stay inside its tile loop"
 
 
 def test_reorder_repeated_loop(perfect: pk.Schedule) -> None:
-    _refused(lambda: perfect.reorder(["j", "j"]), "loop 'j' appears twice in reorder")
+    _refused(lambda: perfect.reorder(["j", "j"]), "loop 'j' is listed twice in reorder")
 
 
 # ------------------------------------------------------------------ parallel
@@ -238,8 +240,8 @@ def test_parallel_needs_a_loop(perfect: pk.Schedule) -> None:
 
 
 def test_parallel_twice(perfect: pk.Schedule) -> None:
-    e = _refused(lambda: perfect.parallel("i").parallel("i"), "loop 'i' is already parallel")
-    assert e.hint == "mark each loop parallel once"
+    e = _refused(lambda: perfect.parallel("i").parallel("i"), "loop 'i' is made parallel twice")
+    assert e.hint == "remove one of the krnl.parallel ops: a loop is made parallel once"
 
 
 # ------------------------------------------------------------------ unroll
@@ -249,16 +251,19 @@ def test_unroll_partial_tile_point_loop(blocked: pk.Schedule) -> None:
     # 10 by 4: tiles 0..3, 4..7, 8..9; the point loop runs 4 or 2 times.
     e = _refused(
         lambda: blocked.unroll("i"),
-        "loop 'i' has no constant trip count, so it cannot be unrolled "
-        "(for %i = %i_t to min(%i_t + 4, 10))",
+        "krnl.unroll 'i' needs a constant trip count, but the point loop 'i' has a partial "
+        "last tile (a min bound): its tile size 4 does not divide the trip count of the loop "
+        "it blocks (for %i = %i_t to min(%i_t + 4, 10))",
     )
-    assert "block by a size that divides the trip count" in (e.hint or "")
+    assert "choose a tile size that divides the trip count" in (e.hint or "")
+    assert "e.g. a divisor of 10" in (e.hint or "")
 
 
 def test_unroll_symbolic_loop() -> None:
     _refused(
         lambda: _original("symbolic").unroll("i"),
-        "loop 'i' has no constant trip count, so it cannot be unrolled (for %i = 0 to %N)",
+        "krnl.unroll 'i' needs a constant trip count, but the bounds of loop 'i' are not "
+        "constant (for %i = 0 to %N)",
     )
 
 
@@ -268,16 +273,24 @@ def test_unroll_full_tile_point_loop_is_fine(perfect: pk.Schedule) -> None:
 
 
 def test_unroll_twice(perfect: pk.Schedule) -> None:
-    e = _refused(lambda: perfect.unroll("j").unroll("j"), "loop 'j' is already unrolled")
-    assert e.hint == "unroll it once"
+    e = _refused(lambda: perfect.unroll("j").unroll("j"), "loop 'j' is unrolled twice")
+    assert e.hint == "remove one of the krnl.unroll ops: a loop is fully unrolled once"
 
 
 def test_unroll_a_parallel_loop(perfect: pk.Schedule) -> None:
     e = _refused(
         lambda: perfect.parallel("j").unroll("j"),
-        "loop 'j' is parallel: Krnl does not unroll a parallel loop",
+        "krnl.unroll of loop 'j', which is parallel",
     )
-    assert "do not mark this one parallel" in (e.hint or "")
+    assert "a loop is either unrolled or parallel" in (e.hint or "")
+
+
+def test_parallel_of_an_unrolled_loop(perfect: pk.Schedule) -> None:
+    # Krnl text refuses it (the verifier); the Python API follows the same rule.
+    e = _refused(
+        lambda: perfect.unroll("j").parallel("j"), "krnl.parallel of loop 'j', which is unrolled"
+    )
+    assert "a loop is either unrolled or parallel" in (e.hint or "")
 
 
 # ------------------------------------------------------------------ refusals change nothing

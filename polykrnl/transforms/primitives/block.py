@@ -7,6 +7,7 @@ from dataclasses import replace
 import islpy as isl
 
 from polykrnl.errors import ScheduleError
+from polykrnl.model import krnl_recipe as rules
 from polykrnl.model.poly import isl_name
 from polykrnl.transforms.bounds import Bound
 from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
@@ -21,19 +22,13 @@ def block(
 ) -> ScheduleT:
     """Strip-mine `loop` by `size`: a tile loop and a point loop directly inside it."""
     info = sched.loop(loop)
-    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
-        raise ScheduleError(
-            f"tile size {size!r} for loop '{loop}' must be a positive integer",
-            hint="krnl.block takes a constant tile size >= 1",
-        )
-    if info.parallel or info.unroll:
-        what = "parallel" if info.parallel else "unrolled"
-        raise ScheduleError(
-            f"loop '{loop}' is {what}: it cannot be blocked any more",
-            hint="block first, then mark the tile or point loop "
-            + ("parallel" if info.parallel else "unrolled")
-            + " (Krnl applies krnl.parallel and krnl.unroll last)",
-        )
+    refusal = rules.block_size_refusal(size, repr(loop))
+    if refusal is None and info.parallel:
+        refusal = rules.parallel_first_refusal("krnl.block", repr(loop))
+    if refusal is None and info.unroll:
+        refusal = rules.unrolled_block_refusal(repr(loop))
+    if refusal is not None:
+        raise ScheduleError(refusal.message, hint=refusal.hint)
     taken = set(sched.loop_info) - {loop}
     # A default tile name is also new to the earlier steps: to_krnl() writes a
     # handle for every loop the steps made, so the names stay those handles' names.
@@ -46,7 +41,7 @@ def block(
             "names must be new and different",
             hint="loops in use: " + ", ".join(sorted(taken)),
         )
-    stride = info.step * size
+    stride = rules.tile_stride(info.step, size)
     stmts = sched.statements
     tile_values: dict[str, isl.PwAff] = {}
     for s, v in info.values.items():
@@ -60,18 +55,17 @@ def block(
     vids = {i.vid for i in sched.loop_info.values()}
     tile_vid = _fresh(tile_name, vids) if tile_name in vids else tile_name
     extent, divisor = (1, 1) if info.trivial else sched.extent(info)
+    point_lbs, point_ubs = rules.point_range(tile_vid, stride, info.ubs, Bound.value_plus)
+    # The same range, written as simply as the facts allow.
     if info.skew:
-        point_lbs: tuple[Bound, ...] = (Bound.value_plus(tile_vid, 0), *info.lbs)
-        point_ubs: tuple[Bound, ...] = (Bound.value_plus(tile_vid, stride), *info.ubs)
+        # A skewed loop's tiles start at its unskewed origin: its own lower bounds still bind.
+        point_lbs = (*point_lbs, *info.lbs)
     elif extent is not None and 0 < extent < stride:
-        point_lbs = (Bound.value_plus(tile_vid, 0),)
+        # One tile holds the whole loop: min(tile + stride, UB) is tile + extent.
         point_ubs = (Bound.value_plus(tile_vid, extent),)
     elif divisor % stride == 0 and (extent is None or extent > 0):
-        point_lbs = (Bound.value_plus(tile_vid, 0),)
-        point_ubs = (Bound.value_plus(tile_vid, stride),)
-    else:
-        point_lbs = (Bound.value_plus(tile_vid, 0),)
-        point_ubs = (Bound.value_plus(tile_vid, stride), *info.ubs)
+        # Every tile is full: the loop's own upper bounds never bind.
+        point_ubs = point_ubs[:1]
     tile = LoopInfo(
         tile_name,
         "tile",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from polykrnl.errors import ScheduleError
+from polykrnl.model import krnl_recipe as rules
 from polykrnl.transforms.core import ScheduleT, Step
 
 
@@ -13,18 +14,15 @@ def parallel(sched: ScheduleT, *loops: str) -> ScheduleT:
     if not loops:
         raise ScheduleError("parallel() needs at least one loop name", hint="parallel('i')")
     infos = dict(sched.loop_info)
-    twice = [x for i, x in enumerate(loops) if x in loops[:i]]
-    if twice:
-        raise ScheduleError(
-            f"loop '{twice[0]}' is listed twice in parallel()",
-            hint="list each loop once",
-        )
+    refusal = rules.listed_twice([repr(x) for x in loops], "krnl.parallel")
     for name in loops:
         info = sched.loop(name)
-        if info.parallel:
-            raise ScheduleError(
-                f"loop '{name}' is already parallel", hint="mark each loop parallel once"
-            )
+        if refusal is None and info.parallel:
+            refusal = rules.twice_refusal("krnl.parallel", repr(name))
+        if refusal is None and info.unroll:
+            refusal = rules.parallel_unroll_refusal("krnl.parallel", repr(name))
+        if refusal is not None:
+            raise ScheduleError(refusal.message, hint=refusal.hint)
         infos[name] = replace(info, parallel=True)
     step = Step("parallel", loops)
     return sched.derive(loop_info=infos, steps=(*sched.steps, step))

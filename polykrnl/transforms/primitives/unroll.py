@@ -5,27 +5,27 @@ from __future__ import annotations
 from dataclasses import replace
 
 from polykrnl.errors import ScheduleError
+from polykrnl.model import krnl_recipe as rules
 from polykrnl.transforms.core import ScheduleT, Step
 
 
 def unroll(sched: ScheduleT, loop: str) -> ScheduleT:
     """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
     info = sched.loop(loop)
+    refusal = None
     if info.unroll:
-        raise ScheduleError(f"loop '{loop}' is already unrolled", hint="unroll it once")
-    if info.parallel:
-        raise ScheduleError(
-            f"loop '{loop}' is parallel: Krnl does not unroll a parallel loop",
-            hint="unroll another loop, or do not mark this one parallel",
-        )
-    count = 1 if info.trivial else sched.trip_info(info)[0]
-    if count is None:
-        raise ScheduleError(
-            f"loop '{loop}' has no constant trip count, so it cannot be unrolled "
-            f"(for %{loop} = {sched.format_bounds(info)})",
-            hint="unroll a loop whose bounds differ by a constant: block by a size that "
-            "divides the trip count, or unroll the point loop of a full tile",
-        )
+        refusal = rules.twice_refusal("krnl.unroll", repr(loop))
+    elif info.parallel:
+        refusal = rules.parallel_unroll_refusal("krnl.unroll", repr(loop))
+    elif sched.trip_info(info)[0] is None:
+        tile = sched.tile_of(loop)
+        partial = None
+        if tile is not None and (size := sched.loop_info[tile].tile_size) is not None:
+            partial = (size, sched.extent(sched.loop_info[tile])[1] // info.step)
+        bounds = f"for %{loop} = {sched.format_bounds(info)}"
+        refusal = rules.no_trip_count_refusal(repr(loop), partial, bounds)
+    if refusal is not None:
+        raise ScheduleError(refusal.message, hint=refusal.hint)
     infos = dict(sched.loop_info)
     infos[loop] = replace(info, unroll=True)
     step = Step("unroll", (loop,))

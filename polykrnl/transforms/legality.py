@@ -81,6 +81,9 @@ def check(sched: Schedule) -> LegalityReport:
     violations = [with_skew_suggestion(v, bands, base_bands, sched) for v in violations]
     orders: dict[int, str] = {}
     violations = [_with_legal_order(v, sched, dist, paths, orders) for v in violations]
+    approximations = tuple(
+        f"{st.label}: {why}" for st in sched.program.statements for why in st.approximations
+    )
     return LegalityReport(
         sched.program.function.name,
         tuple(violations),
@@ -88,6 +91,7 @@ def check(sched: Schedule) -> LegalityReport:
         tuple(bands),
         sched,
         sched.reference_note,
+        approximations,
     )
 
 

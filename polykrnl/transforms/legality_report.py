@@ -169,6 +169,9 @@ class LegalityReport:
     # The loop nest of the schedule, written when the report is shown.
     schedule: Schedule | None = field(default=None, compare=False, repr=False)
     note: str = ""  # a limit of this verdict, when there is one
+    # Statements whose accesses the model over-approximates, each with why
+    # ("S2 (krnl.load, line 6): ..."): the verdict is sound but may be pessimistic.
+    approximations: tuple[str, ...] = ()
 
     @property
     def legal(self) -> bool:
@@ -218,6 +221,9 @@ class LegalityReport:
                 if b.suggestion:
                     verdict += "; tilable after " + ", then ".join(b.suggestion)
                 lines.append(f"  band ({', '.join(b.loops)}): {verdict}")
+        if self.approximations:
+            lines.append("  approximated accesses (sound, maybe pessimistic):")
+            lines += [f"    {a}" for a in self.approximations]
         if not self.legal and self.loop_text:
             lines.append("  loop nest (the loops at fault marked):")
             lines += ["    " + x for x in self.marked_loops().splitlines()]
@@ -250,6 +256,7 @@ class LegalityReport:
             "function": self.function,
             "legal": self.legal,
             "note": self.note,
+            "approximations": list(self.approximations),
             "violations": [v.to_json() for v in self.violations],
             "bands": [b.to_json() for b in self.bands],
             "loops": [lv.to_json() for lv in self.loops],
@@ -326,6 +333,14 @@ class LegalityReport:
         if band_rows:
             parts.append(
                 section("bands", html_table(["loops", "verdict", "tilable after"], band_rows))
+            )
+        if self.approximations:
+            items_a = "".join(f"<li>{escape(a)}</li>" for a in self.approximations)
+            parts.append(
+                section(
+                    "approximated accesses (sound, maybe pessimistic)",
+                    f'<ul style="margin: 2px 0; color: {MUTED};">{items_a}</ul>',
+                )
             )
         if self.loop_text:
             title = "loop nest" + ("" if self.legal else " (the loops at fault marked)")

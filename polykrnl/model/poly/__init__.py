@@ -21,9 +21,12 @@ values fixed for the whole call that bounds depend on.
 Values that cross statements (a loaded value used in a nested loop, the
 ``iter_args`` of an iterate, the results of an iterate) become *virtual
 arrays*, indexed by the iteration of the loops around their definition, so
-that the dependences between statements stay exact. Accesses that are not
-affine (a subscript loaded from memory, a region inside ``scf.if``) are
-may-accesses of the whole array.
+that the dependences between statements stay exact. Accesses the model cannot
+pin down are may-accesses that cover at least what they touch: a subscript
+read from memory ranges over its dimension (the affine subscripts still bind),
+an access inside an ``scf`` region keeps its subscripts but may not happen, an
+opaque op may touch any element of the memrefs it uses. Each such access
+carries its reason (``Access.approximation``); ``check`` lists them.
 
 The original schedule is an isl schedule tree: one band (under a mark named
 after the loop) per concrete loop of the nest, sequence nodes for textual

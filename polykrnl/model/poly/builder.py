@@ -510,8 +510,9 @@ class ProgramBuilder:
             may: bool,
             op: Operation,
             region: Sequence[tuple[str, str]] | None = None,
+            why: str | None = None,
         ) -> None:
-            accesses.append(poly.access(name, array, subs, write, may, op, region))
+            accesses.append(poly.access(name, array, subs, write, may, op, region, why))
 
         def memref_access(
             v: SSAValue,
@@ -520,6 +521,7 @@ class ProgramBuilder:
             may: bool,
             op: Operation,
             region: Sequence[tuple[str, str]] | None = None,
+            why: str | None = None,
         ) -> None:
             found = self.array(v, op)
             if found is None:
@@ -527,7 +529,8 @@ class ProgramBuilder:
             arr, aliased = found
             if aliased:
                 subs, region, may = None, None, True
-            access(arr, subs, write, may, op, region)
+                why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+            access(arr, subs, write, may, op, region, why)
 
         def import_value(v: SSAValue, op: Operation) -> None:
             """`v` comes from another statement: read it from its virtual array."""

@@ -232,7 +232,14 @@ class LoopPolyhedron:
         may: bool,
         op: Operation,
         region: Sequence[tuple[str, str]] | None = None,
+        why: str | None = None,
     ) -> Access:
+        """`op`'s access of `array` at `subs` (None: any element; a None subscript: any
+        value in that dimension), optionally only the points of `region`.
+
+        `why` says why a may-access covers more than it touches; an access whose
+        subscripts are not all affine gets a reason of its own.
+        """
         info = self.b.arrays[array]
         rank = len(info.shape)
         outs = [f"_a{d}" for d in range(rank)]
@@ -246,12 +253,27 @@ class LoopPolyhedron:
             outs_all = [*private, *outs]
         else:
             outs_all = outs
+        approximation = why or ""
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
             exact = tuple(str(x) for x in subs)
-            extra = [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
+            extra += [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
         else:
-            if subs is not None or region is None:
+            if subs is not None and len(subs) == rank:
+                # The affine subscripts still bound the access; the others range
+                # over their whole dimension.
+                unknown = [d for d, x in enumerate(subs) if x is None]
+                extra += [f"{outs[d]} = {x}" for d, x in enumerate(subs) if x is not None]
+                may = True
+                approximation = approximation or (
+                    f"{op.name}: subscript{'s' * (len(unknown) > 1)} "
+                    f"{', '.join(map(str, unknown))} of {array} "
+                    f"{'are' if len(unknown) > 1 else 'is'} not an affine function of the "
+                    "loops and parameters (a value read from memory?): any value is assumed"
+                )
+            elif subs is not None or region is None:
                 may = True if subs is not None else may
+                if may:
+                    approximation = approximation or f"{op.name} may touch any element of {array}"
             for d, size in enumerate(info.shape):
                 extra.append(f"{outs[d]} >= 0")
                 if size is not None:
@@ -260,7 +282,7 @@ class LoopPolyhedron:
                 extra += [c for _, c in region]
         # The subscripts are written over _l0, _l1, ...: Statement.loops in order.
         rel = self._through_loops(stmt, array, outs_all, extra)
-        return Access(array, rel, write, may, op, exact)
+        return Access(array, rel, write, may, op, exact, approximation if may else "")
 
     def virtual_access(
         self, stmt: str, array: str, def_site: Site, write: bool, op: Operation

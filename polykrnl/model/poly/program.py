@@ -42,6 +42,9 @@ class Access:
     # For an affine access: each subscript as an isl expression of the values of
     # the statement's loops (`_l0`, `_l1`, ... for Statement.loops in order).
     subscripts: tuple[str, ...] | None = None
+    # Why the relation covers more than the elements touched (a may-access that is
+    # an over-approximation); empty when it is exact.
+    approximation: str = ""
 
     def __str__(self) -> str:
         return f"{'may-' if self.may else ''}{'write' if self.write else 'read'} {self.relation}"
@@ -101,6 +104,11 @@ class Statement:
 
     def __repr__(self) -> str:
         return f"<Statement {self.label}: {self.domain}>"
+
+    @property
+    def approximations(self) -> tuple[str, ...]:
+        """Why some of its accesses are over-approximated (each reason once)."""
+        return tuple(dict.fromkeys(a.approximation for a in self.accesses if a.approximation))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 class Accessor(Protocol):
     """Records one access of the statement being built: `array` at `subs` (None: the
-    whole array), read or write, must or may, optionally only the points of `region`."""
+    whole array), read or write, must or may, optionally only the points of `region`;
+    `why` says why a may-access covers more elements than it touches."""
 
     def __call__(
         self,
@@ -35,6 +36,7 @@ class Accessor(Protocol):
         may: bool,
         op: Operation,
         region: Sequence[tuple[str, str]] | None = None,
+        why: str | None = None,
         /,
     ) -> None: ...
 
@@ -161,9 +163,13 @@ def may_write_memrefs(op: Operation, expr: Expr, access: Accessor) -> None:
 
 def opaque(op: Operation, expr: Expr, access: Accessor) -> None:
     """A call or an op with regions: may read and write every memref it can see."""
+    why = (
+        f"{op.name} is opaque to the model: it may read and write any element of each "
+        "memref it uses"
+    )
     for v in memref_operands_deep(op):
-        access(v, None, False, True, op)
-        access(v, None, True, True, op)
+        access(v, None, False, True, op, None, why)
+        access(v, None, True, True, op, None, why)
 
 
 def writes_result(op: Operation, expr: Expr, access: Accessor) -> None:

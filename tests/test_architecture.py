@@ -185,9 +185,10 @@ def test_no_module_over_800_lines() -> None:
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
 
 
-# `op.name == "x.y"` (or `in (...)`): op semantics belong in the op tables of
-# polykrnl.model.registry, looked up by class, or in isinstance tests.
-_NAME_TEST = re.compile(r"""\.name\s*(==|!=|in\b|not in\b)\s*[("'{]?\s*["'][a-z_]+\.[a-z_]""")
+# A comparison with an op name, `op.name == "x.y"` or `n in ("x.y", ...)` whatever
+# holds the name: op semantics belong in the op tables of polykrnl.model.registry,
+# looked up by class, or in isinstance tests.
+_NAME_TEST = re.compile(r"""(==|!=|\bin\b)\s*[(\[{]?\s*["'][a-z_]+\.[a-z_]+["']""")
 
 
 def test_no_dispatch_on_op_names() -> None:
@@ -197,7 +198,7 @@ def test_no_dispatch_on_op_names() -> None:
 
 def test_the_name_dispatch_pattern() -> None:
     assert _NAME_TEST.search('if op.name == "arith.addi":')
-    assert _NAME_TEST.search('elif name in ("memref.alloc", "x.y")') is None  # a local name
+    assert _NAME_TEST.search('elif n in ("memref.alloc", "x.y")')  # a local holding the name
     assert _NAME_TEST.search('v.op.name in ("arith.mulf", "arith.muli")')
     assert _NAME_TEST.search("op.name == other.name") is None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
-from xdsl.dialects import affine, scf
+from xdsl.dialects import affine, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
@@ -359,28 +359,28 @@ class StatementWriter:
         if all(r in self.env for r in op.results) and op.results:
             return
         n = op.name
-        if isinstance(op, k.LoadOp) or n == "memref.load":
+        if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
             subs = [self.value(x) for x in op.operands[1:]]
             self.bind(op.results[0], self.read(mem, subs))
-        elif isinstance(op, k.StoreOp) or n == "memref.store":
+        elif isinstance(op, k.StoreOp | memref.StoreOp):
             val = self.value(op.operands[0])
             mem = self.value(op.operands[1])
             subs = [self.value(x) for x in op.operands[2:]]
             self.write_to(mem, subs, val)
-        elif n in ("affine.load", "affine.store"):
-            idx = [self.value(x) for x in op.indices]  # type: ignore[attr-defined]
-            m = op.map  # type: ignore[attr-defined]
+        elif isinstance(op, affine.LoadOp | affine.StoreOp):
+            idx = [self.value(x) for x in op.indices]
+            m = op.map
             subs = (
                 [_affine(r, idx[: m.data.num_dims], idx[m.data.num_dims :]) for r in m.data.results]
                 if m is not None
                 else idx
             )
-            mem = self.value(op.memref)  # type: ignore[attr-defined]
-            if n == "affine.load":
+            mem = self.value(op.memref)
+            if isinstance(op, affine.LoadOp):
                 self.bind(op.results[0], self.read(mem, subs))
             else:
-                self.write_to(mem, subs, self.value(op.value))  # type: ignore[attr-defined]
+                self.write_to(mem, subs, self.value(op.value))
         elif self.vec and not _vector_op(op):
             raise NotVectorizable(f"{n} in the loop body")
         elif isinstance(op, k.MemsetOp):
@@ -388,22 +388,22 @@ class StatementWriter:
             val = self.value(op.value)
             target = ast.Subscript(mem, ast.Constant(Ellipsis), ast.Store())
             self.out.append(ast.Assign([target], val))
-        elif n in ("memref.alloc", "memref.alloca"):
+        elif isinstance(op, memref.AllocOp | memref.AllocaOp):
             t = op.results[0].type
             assert isinstance(t, MemRefType)
             self.alloc(op, t)
-        elif n == "memref.dealloc":
+        elif isinstance(op, memref.DeallocOp):
             pass  # NumPy frees the array when the last reference goes
         elif isinstance(op, k.GetInductionVarValueOp):
             self.value(op.results[0])
-        elif n in ("scf.for", "affine.for"):
+        elif isinstance(op, scf.ForOp | affine.ForOp):
             self.loop_op(op)
-        elif n in ("scf.if", "affine.if"):
+        elif isinstance(op, scf.IfOp | affine.IfOp):
             self.if_op(op)
-        elif n == "scf.execute_region":
+        elif isinstance(op, scf.ExecuteRegionOp):
             results = self.result_locals(op)
             self.out += self.block_body(op.regions[0].block, results)
-        elif n == "func.call" and self.st.call_target is not None:
+        elif isinstance(op, func.CallOp) and self.st.call_target is not None:
             callee = op.properties["callee"].root_reference.data  # type: ignore[attr-defined]
             e = call(self.st.call_target(callee), *(self.value(x) for x in op.operands))
             if not op.results:
@@ -414,7 +414,7 @@ class StatementWriter:
                 locals_ = self.result_locals(op)
                 targets = ast.Tuple([store(x) for x in locals_], ast.Store())
                 self.out.append(ast.Assign([targets], e))
-        elif n == "memref.cast":
+        elif isinstance(op, memref.CastOp):
             self.env[op.results[0]] = self.value(op.operands[0])  # the same array
         elif (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found

@@ -107,13 +107,16 @@ def unrolled_block_refusal(
     )
 
 
+#: what a loop marked by krnl.parallel / krnl.unroll is, and the rule for the op
+_MARKED = {
+    "krnl.parallel": ("made parallel", "made parallel", "is parallel"),
+    "krnl.unroll": ("unrolled", "fully unrolled", "is unrolled"),
+}
+
+
 def twice_refusal(op: str, loop: str, first_at: str | None = None) -> Refusal:
-    """A loop is made parallel, or unrolled, once."""
-    done, rule = (
-        ("made parallel", "made parallel")
-        if op == "krnl.parallel"
-        else ("unrolled", "fully unrolled")
-    )
+    """A loop is made parallel (`op` krnl.parallel), or unrolled (krnl.unroll), once."""
+    done, rule, _ = _MARKED[op]
     first = f" (first by the {op} at {first_at})" if first_at else ""
     return Refusal(
         f"loop {loop} is {done} twice{first}",
@@ -123,10 +126,9 @@ def twice_refusal(op: str, loop: str, first_at: str | None = None) -> Refusal:
 
 def parallel_unroll_refusal(op: str, loop: str, other_at: str | None = None) -> Refusal:
     """`op` (krnl.parallel or krnl.unroll) of a loop the other op marks: it is one or the other."""
-    if op == "krnl.parallel":
-        other = f"the krnl.unroll at {other_at} unrolls" if other_at else "is unrolled"
-    else:
-        other = f"the krnl.parallel at {other_at} makes parallel" if other_at else "is parallel"
+    (other_op,) = set(_MARKED) - {op}
+    verb = {"krnl.parallel": "makes parallel", "krnl.unroll": "unrolls"}[other_op]
+    other = f"the {other_op} at {other_at} {verb}" if other_at else _MARKED[other_op][2]
     return Refusal(
         f"{op} of loop {loop}, which {other}",
         "a loop is either unrolled or parallel: remove one of the two ops",

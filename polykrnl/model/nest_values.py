@@ -100,19 +100,19 @@ class Loop:
         return self.handle.name_hint or f"{self.origin.name}_{self.kind}"
 
     def body(self) -> Iterator[Item | Loop]:
-        """Items in execution order, with the child loop at its anchor (or last).
+        """Items in execution order, with the child loop right after its anchor (or last).
 
+        The anchor itself comes first: an anchor iterate with iter_args starts
+        them before the child loop runs, and its results are the values after it.
         A child loop consumed by a krnl.matmul is left out, as onnx-mlir erases it.
         """
         child = self.child if self.child is not None and self.child.consumed_by is None else None
         placed = False
         for it in self.items:
-            if isinstance(it, ChildAnchor):
-                if child is not None and not placed:
-                    placed = True
-                    yield child
-            else:
-                yield it
+            yield it
+            if isinstance(it, ChildAnchor) and child is not None and not placed:
+                placed = True
+                yield child
         if child is not None and not placed:
             yield child
 

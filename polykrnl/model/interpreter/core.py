@@ -321,8 +321,20 @@ class Interpreter:
             fr.ivs[loop] = iv
             for v in originals:
                 env[v] = iv
+            anchor: k.IterateOp | None = None
             for item in loop.body():
+                if isinstance(item, ChildAnchor) and item.iterate.iter_args:
+                    # The anchor's iter_args start before its loop (the next item)
+                    # and its results are their values after it.
+                    anchor = item.iterate
+                    self.start_iter_args(anchor, fr)
+                    continue
                 self._run_item(item, fr)
+                if isinstance(item, Loop) and anchor is not None:
+                    self.finish_iter_args(anchor, fr)
+                    anchor = None
+            if anchor is not None:
+                self.finish_iter_args(anchor, fr)
         fr.ivs.pop(loop, None)
         for v in originals:
             env.pop(v, None)
@@ -346,10 +358,17 @@ class Interpreter:
                 fr.env[a] = v
         # ChildAnchor items only mark where Loop.body() puts the child loop.
 
-    def run_iterate(self, op: k.IterateOp, fr: Frame) -> list[Any]:
-        nest = fr.nest
+    def start_iter_args(self, op: k.IterateOp, fr: Frame) -> None:
         for a, v in zip(op.iter_args, [fr.get(v) for v in op.iter_inits], strict=True):
             fr.env[a] = v
+
+    def finish_iter_args(self, op: k.IterateOp, fr: Frame) -> None:
+        for r, a in zip(op.results, op.iter_args, strict=True):
+            fr.env[r] = fr.env.pop(a)
+
+    def run_iterate(self, op: k.IterateOp, fr: Frame) -> list[Any]:
+        nest = fr.nest
+        self.start_iter_args(op, fr)
         if op in nest.roots:
             self._run_loop(nest.roots[op], fr)
         elif op in nest.inline:

@@ -16,6 +16,7 @@ from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of, value_name
 from polykrnl.model.nest import (
     Chain,
+    ChildAnchor,
     Loop,
     LoopNest,
     Stmt,
@@ -300,7 +301,9 @@ class ProgramBuilder:
                 out.extend(self.iterate(it.iterate, loops))
             elif isinstance(it, YieldPoint) and n not in merged:
                 out.append(self.yield_statement(it.iterate, loops))
-            # A ChildAnchor only marks where Loop.body() puts the child loop.
+            elif isinstance(it, ChildAnchor) and it.iterate.iter_args:
+                # The anchor's iter_args start here, before its loop (the next node).
+                out.append(self.init_statement(it.iterate, loops))
         return out
 
     def chunk_with_regions(

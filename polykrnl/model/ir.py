@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.printer import Printer
@@ -52,6 +52,15 @@ def int_list(attr: Attribute | None) -> list[int] | None:
     assert isinstance(attr, ArrayAttr)
     vals = [int(a.value.data) for a in attr.data if isinstance(a, IntegerAttr)]
     return vals or None
+
+
+def const_int(v: SSAValue) -> int | None:
+    """The value of `v` when an arith.constant integer (or index) defines it."""
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
+        val = v.op.value
+        if isinstance(val, IntegerAttr):
+            return int(val.value.data)
+    return None
 
 
 def print_ir(op: Operation, *, generic: bool = False) -> str:

@@ -35,7 +35,7 @@ from polykrnl.errors import Diagnostic, SourceLocation, VerifyError
 from polykrnl.model import dialect as k
 from polykrnl.model import krnl_recipe as rules
 from polykrnl.model.dialect.checks import SelfChecks, rank_of
-from polykrnl.model.ir import Function, Module, location_of, value_name
+from polykrnl.model.ir import Function, Module, const_int, location_of, value_name
 from polykrnl.model.nest import (
     Chain,
     ChildAnchor,
@@ -139,6 +139,8 @@ class _Verifier:
         for op in self.module.op.walk():
             self.check_xdsl(op)
             self.check_dominance(op)
+            if isinstance(op, memref.DimOp | k.DimOp):
+                self.check_dim_index(op)
         for fn in self.module.functions:
             self.check_function(fn)
         reported = {f.op for f in self.found}
@@ -183,6 +185,20 @@ class _Verifier:
         except Exception as e:  # xDSL's memref ops raise plain Exception
             message = " ".join(str(e).split()) or type(e).__name__
             self.xdsl.append((op, message))
+
+    def check_dim_index(self, op: memref.DimOp | k.DimOp) -> None:
+        """A constant dimension index must name a dimension of the memref (as MLIR checks)."""
+        mem, index = op.operands
+        rank, d = rank_of(mem.type), const_int(index)
+        if rank is not None and d is not None and not 0 <= d < rank:
+            self.error(
+                op,
+                f"{op.name} of {self.name(mem)}: dimension {d} is out of range for "
+                f"{mem.type} (rank {rank})",
+                f"dimensions are numbered 0 to {rank - 1}"
+                if rank
+                else "a rank-0 memref has no dimension to query",
+            )
 
     def check_dominance(self, op: Operation) -> None:
         """Each operand is defined before `op`, in `op`'s block or an enclosing one."""

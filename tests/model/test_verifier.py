@@ -59,6 +59,13 @@ def fn(body: str, args: str = "%A: memref<16xf32>, %N: index", result: str = "")
 L = "!krnl.loop"
 
 CASES: tuple[Bad, ...] = (
+    Bad(
+        "dim_index_beyond_rank",
+        fn("  %c5 = arith.constant 5 : index\n  %n = memref.dim %A, %c5 : memref<16xf32> // ERR\n"),
+        "memref.dim of %A: dimension 5 is out of range for memref<16xf32> (rank 1)",
+        "memref.dim",
+        "dimensions are numbered 0 to 0",
+    ),
     # ---------------------------------------------------------------- rule 1: xDSL, dominance
     Bad(
         "xdsl_define_loops_count",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 
-from polykrnl.model.poly.domains import Expr, const_int
+from polykrnl.model.ir import const_int
+from polykrnl.model.poly.domains import Expr
 from polykrnl.model.poly.table import POLY, OpModel, may_read_memrefs
 from polykrnl.model.std_ext import STD_EXT_OPS, IndexCastUIOp
 

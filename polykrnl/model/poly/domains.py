@@ -7,8 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import islpy as isl
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -20,6 +19,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from polykrnl.model.ir import const_int
 from polykrnl.model.nest import (
     IVBound,
     Loop,
@@ -30,14 +30,6 @@ from polykrnl.model.poly.table import model_of
 
 if TYPE_CHECKING:
     from polykrnl.model.poly.builder import ProgramBuilder, Site
-
-
-def const_int(v: SSAValue) -> int | None:
-    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp):
-        val = v.op.value
-        if isinstance(val, IntegerAttr):
-            return int(val.value.data)
-    return None
 
 
 def affine_expr(e: AffineExpr, args: Sequence[str | None], ndims: int) -> str | None:

@@ -70,8 +70,17 @@ def _definitions(module: Module) -> list[Function]:
 
 def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
 
-    out.write(load(args.file).print(generic=args.generic))
+    module = load(args.file)
+    try:
+        text = module.print(generic=args.generic)
+    except Exception:
+        # An op too malformed to print (its operand segments disagree with its
+        # operands, say): the verifier says which and where.
+        verify(module)
+        raise
+    out.write(text)
     return EXIT_OK
 
 

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+import islpy as isl
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, Signedness
 from xdsl.ir import Attribute
@@ -43,6 +44,7 @@ from polykrnl.errors import ArgumentError, InterpretError, PolykrnlError, Unsupp
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import Interpreter, memref_dtype, memref_shape
 from polykrnl.model.ir import Function, Module
+from polykrnl.model.poly import DimParam, poly_program
 
 if TYPE_CHECKING:
     from polykrnl.codegen.kernel import NumpyKernel
@@ -294,10 +296,65 @@ def _describe_difference(d: Difference) -> str:
     return text + f"not exactly equal, {verdict} rtol={d.rtol:.3g} atol={d.atol:.3g}"
 
 
+#: statement instances, and loop iterations, the reference interpreter is asked to
+#: run at most (it runs roughly 10^5 a second: this is minutes)
+MAX_REFERENCE_INSTANCES = 20_000_000
+MAX_REFERENCE_ITERATIONS = 50_000_000
+
+
+def reference_work(fn: Function, inputs: Mapping[str, Any]) -> int | None:
+    """An upper bound of the statement instances `fn` runs on `inputs` (None: unknown).
+
+    Each statement's domain, with the parameters fixed to the inputs, is bounded
+    by its box; a function the polyhedral model cannot represent has no estimate.
+    """
+    try:
+        program = poly_program(fn)
+    except PolykrnlError:
+        return None
+    values: dict[str, int] = {}
+    for name, src in program.param_sources.items():
+        if isinstance(src, DimParam):
+            arr = inputs.get(src.array_name)
+            if isinstance(arr, np.ndarray) and src.dim < arr.ndim:
+                values[name] = arr.shape[src.dim]
+        else:
+            v = inputs.get(str(src))
+            if isinstance(v, int | np.integer):
+                values[name] = int(v)
+    total = 0
+    for st in program.statements:
+        dom = st.domain
+        for pos in range(dom.dim(isl.dim_type.param)):
+            pname = dom.get_dim_name(isl.dim_type.param, pos)
+            if pname not in values:
+                return None
+            dom = dom.fix_val(isl.dim_type.param, pos, isl.Val(values[pname]))
+        if dom.is_empty():
+            continue
+        count = 1
+        for d in range(dom.dim(isl.dim_type.set)):
+            lo, hi = dom.dim_min_val(d), dom.dim_max_val(d)
+            if not (lo.is_int() and hi.is_int()):
+                return None
+            count *= max(0, hi.to_python() - lo.to_python() + 1)
+        total += count
+    return total
+
+
 def _run_reference(
     module: Module, fn: Function, inputs: dict[str, Any], out: TextIO
 ) -> tuple[tuple[Any, ...], float]:
-    interpreter = Interpreter(module, stdout=out)
+    work = reference_work(fn, inputs)
+    if work is not None and work > MAX_REFERENCE_INSTANCES:
+        raise ArgumentError(
+            f"the reference interpreter would run up to {work:.3g} statement instances of "
+            f"@{fn.name} on these inputs (it runs about 10^5 a second): refused",
+            location=fn.location(fn.op),
+            hint="give smaller sizes (--size, --param NAME=VALUE), or run the NumPy kernel "
+            "alone (without --verify or --reference)",
+        )
+    interpreter = Interpreter(module, stdout=out, max_iterations=MAX_REFERENCE_ITERATIONS)
     start = time.perf_counter()
     result = interpreter.call(fn, inputs)
     return _results(result), time.perf_counter() - start

@@ -171,13 +171,29 @@ class Interpreter:
         *,
         calls: Mapping[str, Callable[..., Any]] | None = None,
         stdout: TextIO | None = None,
+        max_iterations: int | None = None,
     ) -> None:
         self.module = module
+        # Loop iterations counted when each loop starts, so that a loop that would
+        # pass the limit is refused before it runs (None: no limit).
+        self.max_iterations = max_iterations
+        self.iterations = 0
         self.calls = dict(calls or {})
         self._stdout = stdout
         self._nests: dict[func.FuncOp, NestInfo] = {}
         self.globals: dict[Operation, np.ndarray[Any, Any]] = {}
         self._work: dict[Loop, bool] = {}
+
+    def charge(self, n: int) -> None:
+        """Count a loop of `n` iterations that is about to run against max_iterations."""
+        self.iterations += n
+        if self.max_iterations is not None and self.iterations > self.max_iterations:
+            raise Fail(
+                f"this loop would run {n:,} iterations, more than the reference interpreter "
+                f"is allowed in all ({self.max_iterations:,})",
+                "give smaller sizes or bounds (the interpreter runs about 10^5 iterations "
+                "a second)",
+            )
 
     @property
     def stdout(self) -> TextIO:
@@ -310,11 +326,12 @@ class Interpreter:
             try:
                 lb = max(x for b in loop.lbs for x in self._bound_values(b, fr))
                 ub = min(x for b in loop.ubs for x in self._bound_values(b, fr))
+                ivs = range(lb, ub, loop.step)
+                self.charge(len(ivs))
             except Fail as e:
                 raise InterpretError(
                     e.message, location=self.location(loop.origin.iterate), hint=e.hint
                 ) from None
-            ivs = range(lb, ub, loop.step)
         env = fr.env
         originals = fr.info.carried.get(loop, ())
         for iv in ivs:
@@ -474,6 +491,8 @@ def run_loop_body(
     """Run the body of a for op once per value of `ivs`, carrying `state` through it."""
     block = op.regions[0].block
     iv, *carried = block.args
+    if isinstance(ivs, range):
+        it.charge(len(ivs))
     for i in ivs:
         fr.env[iv] = i
         for a, v in zip(carried, state, strict=True):

@@ -34,6 +34,7 @@ def _scf_for(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
         raise Fail(f"scf.for with step {s}", "the step must be positive")
     t = lb.type
     ivs: Iterable[int] = range(fr.index(lb), fr.index(ub), s)
+    it.charge(len(range(fr.index(lb), fr.index(ub), s)))
     if isinstance(t, IntegerType):
         ivs = (wrap_int(i, t) for i in ivs)
     return run_loop_body(it, op, fr, ivs, [fr.get(v) for v in inits])

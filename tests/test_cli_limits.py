@@ -1,0 +1,88 @@
+"""Inputs that would take forever or cannot even be printed end in a located error."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+import polykrnl as pk
+from polykrnl.cli import main
+from polykrnl.runner import MAX_REFERENCE_INSTANCES, reference_work
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+HUGE_EMPTY_LOOP = """
+func.func @f(%N: index, %x: memref<?x?xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii) with (%ii -> %i = -2147483648 to %N) {
+    krnl.iterate(%jj) with (%jj -> %j = 0 to %i) {
+      %v = krnl.load %x[%i, %j] : memref<?x?xf32>
+      krnl.store %v, %x[%j, %i] : memref<?x?xf32>
+    }
+  }
+  return
+}
+"""
+
+HUGE_WORK = """
+func.func @g(%a: memref<4xf32>) {
+  %ll:3 = krnl.define_loops 3
+  krnl.iterate(%ll#0, %ll#1, %ll#2) with (%ll#0 -> %i = 0 to 100000,
+      %ll#1 -> %j = 0 to 100000, %ll#2 -> %k = 0 to 4) {
+    %v = krnl.load %a[%k] : memref<4xf32>
+    krnl.store %v, %a[%k] : memref<4xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_loop_of_two_billion_iterations_is_refused_before_it_runs(tmp_path: Path) -> None:
+    # Only 16*17/2 statement instances, but the outer loop runs from -2^31: the
+    # interpreter counts each loop's iterations when it starts, and refuses.
+    path = tmp_path / "huge.mlir"
+    path.write_text(HUGE_EMPTY_LOOP)
+    code, _, err = cli("run", "--reference", str(path), "--param", "N=16", "--size", "16")
+    assert code == 2, err
+    assert "huge.mlir:4:3: this loop would run 2,147,483,664 iterations" in err
+    assert "Traceback" not in err
+
+
+def test_too_many_statement_instances_are_refused_up_front(tmp_path: Path) -> None:
+    path = tmp_path / "work.mlir"
+    path.write_text(HUGE_WORK)
+    fn = pk.load(path)["g"]
+    work = reference_work(fn, {"a": np.zeros(4, np.float32)})
+    assert work == 100000 * 100000 * 4 > MAX_REFERENCE_INSTANCES
+    code, _, err = cli("run", "--verify", str(path))
+    assert code == 2
+    assert "the reference interpreter would run up to 4e+10 statement instances" in err
+
+
+def test_the_estimate_bounds_the_instances_of_a_triangle() -> None:
+    fn = pk.parse(HUGE_EMPTY_LOOP)["f"]
+    # i >= 0 follows from 0 <= j < i: the box of the domain is 16 x 16.
+    work = reference_work(fn, {"N": 16, "x": np.zeros((16, 16), np.float32)})
+    assert work is not None and 16 * 15 // 2 <= work <= 16 * 16
+
+
+def test_an_op_too_malformed_to_print_is_a_located_error(tmp_path: Path) -> None:
+    # krnl.matmul's operand segments made to add up to one operand more than it has.
+    corpus = Path(__file__).parent / "corpus" / "generic_form_recipe.mlir"
+    text = corpus.read_text()
+    good = "operandSegmentSizes = array<i32: 1, 2, 1, 2, 1, 2, 3,"
+    assert good in text
+    path = tmp_path / "segments.mlir"
+    path.write_text(text.replace(good, good.replace("1, 2, 1, 2", "1, 2, 1, 3", 1)))
+    code, _, err = cli("print", str(path))
+    assert code == 2, err
+    assert err.startswith(f"error: {path}:")
+    assert "operand count (18) does not match" in err
+    assert "Traceback" not in err

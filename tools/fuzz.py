@@ -1,0 +1,361 @@
+"""Mutation fuzzing of the CLI: every bad input must end in a located error, never a traceback.
+
+Each mutant is a program of the corpus (tests/corpus, benchmarks/polybench and
+any directory given) with one mutation: a line deleted, duplicated or swapped,
+a number changed, a token dropped, an op name replaced by another, a type
+changed, or a recipe changed (block sizes 0, 1, huge or negative, permute maps
+of the wrong length, parallel on any loop). Every CLI verb runs on it in a
+worker process with a time limit; `run --verify` runs when a kernel came out.
+
+    python tools/fuzz.py --mutants 300 --seed 0        # the bounded run CI makes
+    python tools/fuzz.py --mutants 5000 --seed 7 -j 2  # a long campaign
+
+The report groups the tracebacks by exception and innermost polykrnl frame, and
+lists the commands that ran past the time limit. The exit status is 1 when any
+traceback or timeout was found. Mutants are written to a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import re
+import signal
+import sys
+import tempfile
+import traceback
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = (ROOT / "tests" / "corpus", ROOT / "benchmarks" / "polybench")
+
+#: the verbs each mutant goes through (argv after the file name is added)
+VERBS: tuple[tuple[str, ...], ...] = (
+    ("print",),
+    ("print", "--generic"),
+    ("verify",),
+    ("check",),
+    ("lower",),
+    ("emit", "numpy"),
+    ("emit", "pto"),
+)
+RUN = ("run", "--verify", "--seed", "0")
+
+_NUMBER = re.compile(r"(?<![\w%#.])-?\d+(?![\w.])")
+_OP = re.compile(r"\b(?:krnl|arith|math|memref|affine|scf|func|vector)\.[a-z_]+\b")
+_TYPE = re.compile(r"\b(?:f16|f32|f64|i1|i8|i16|i32|i64|index)\b")
+_BLOCK = re.compile(r"(krnl\.block\s+%[\w#]+\s+)(\d+)")
+_PERM = re.compile(r"(krnl\.permute\([^)]*\)\s*)\[([\d,\s]*)\]")
+_TYPES = ("f32", "f64", "i1", "i8", "i32", "i64", "index")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    source: str  # the corpus file, relative to the checkout
+    mutation: str
+    text: str
+
+
+@dataclass
+class Outcome:
+    source: str
+    mutation: str
+    path: str
+    tracebacks: list[tuple[str, str, str]] = field(default_factory=list)  # verb, kind, frame
+    timeouts: list[str] = field(default_factory=list)
+    exits: dict[str, int] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ mutations
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def _mutations(text: str, rng: random.Random, op_names: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Candidate (description, mutated text) pairs for one program, in random order."""
+    lines = _lines(text)
+    code = [n for n, x in enumerate(lines) if x.strip() and not x.strip().startswith("//")]
+    kinds = [
+        "delete",
+        "duplicate",
+        "swap",
+        "number",
+        "token",
+        "op",
+        "type",
+        "block",
+        "permute",
+        "parallel",
+    ]
+    rng.shuffle(kinds)
+    for kind in kinds:
+        if kind in ("delete", "duplicate", "swap") and code:
+            n = rng.choice(code)
+            new = list(lines)
+            if kind == "delete":
+                del new[n]
+            elif kind == "duplicate":
+                new.insert(n, lines[n])
+            else:
+                m = rng.choice(code)
+                new[n], new[m] = lines[m], lines[n]
+                kind = f"swap {m + 1}"
+            yield f"{kind} line {n + 1}", "\n".join(new)
+        elif kind == "number":
+            found = list(_NUMBER.finditer(text))
+            if found:
+                m = rng.choice(found)
+                value = rng.choice([0, 1, -1, 2, 3, 7, 1 << 20, 1 << 40, -(1 << 31), int(m[0]) + 1])
+                yield (
+                    f"number {m[0]} -> {value} at offset {m.start()}",
+                    text[: m.start()] + str(value) + text[m.end() :],
+                )
+        elif kind == "token" and code:
+            n = rng.choice(code)
+            tokens = lines[n].split(" ")
+            if len(tokens) > 1:
+                k = rng.randrange(len(tokens))
+                new = list(lines)
+                new[n] = " ".join(tokens[:k] + tokens[k + 1 :])
+                yield f"drop token {tokens[k]!r} of line {n + 1}", "\n".join(new)
+        elif kind == "op":
+            found = list(_OP.finditer(text))
+            if found and op_names:
+                m = rng.choice(found)
+                other = rng.choice(op_names)
+                yield (
+                    f"op {m[0]} -> {other} at offset {m.start()}",
+                    text[: m.start()] + other + text[m.end() :],
+                )
+        elif kind == "type":
+            found = list(_TYPE.finditer(text))
+            if found:
+                m = rng.choice(found)
+                other = rng.choice([t for t in _TYPES if t != m[0]])
+                yield (
+                    f"type {m[0]} -> {other} at offset {m.start()}",
+                    text[: m.start()] + other + text[m.end() :],
+                )
+        elif kind == "block":
+            found = list(_BLOCK.finditer(text))
+            if found:
+                m = rng.choice(found)
+                size = rng.choice([0, 1, -4, 3, 1 << 31, 1 << 62])
+                yield (
+                    f"block size {m[2]} -> {size}",
+                    text[: m.start(2)] + str(size) + text[m.end(2) :],
+                )
+        elif kind == "permute":
+            found = list(_PERM.finditer(text))
+            if found:
+                m = rng.choice(found)
+                n_loops = len([x for x in m[2].split(",") if x.strip()])
+                length = rng.choice([n_loops - 1, n_loops + 1, n_loops])
+                perm = [rng.randrange(-1, n_loops + 1) for _ in range(max(length, 0))]
+                yield (
+                    f"permute map [{m[2]}] -> {perm}",
+                    text[: m.start(2)] + ", ".join(map(str, perm)) + text[m.end(2) :],
+                )
+        elif kind == "parallel":
+            handles = re.findall(r"krnl\.iterate\((%[\w#]+)", text)
+            lines_it = [n for n, x in enumerate(lines) if "krnl.iterate(" in x]
+            if handles and lines_it:
+                n = lines_it[0]
+                h = rng.choice(handles)
+                new = list(lines)
+                new.insert(n, f"  krnl.parallel {h} : !krnl.loop")
+                yield f"parallel {h} before line {n + 1}", "\n".join(new)
+
+
+def mutants(files: Sequence[Path], count: int, seed: int) -> list[Mutant]:
+    rng = random.Random(seed)
+    texts = {f: f.read_text() for f in files}
+    op_names = sorted({m for t in texts.values() for m in _OP.findall(t)})
+    out: list[Mutant] = []
+    seen: set[str] = set()
+    attempts = 0
+    while len(out) < count and attempts < count * 20:
+        attempts += 1
+        f = rng.choice(files)
+        for what, new in _mutations(texts[f], rng, op_names):
+            if new != texts[f] and new not in seen:
+                seen.add(new)
+                out.append(Mutant(_rel(f), what, new))
+                break
+    return out
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+# ------------------------------------------------------------------ running
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise _Timeout
+
+
+def _innermost_frame(tb: traceback.StackSummary) -> str:
+    own = [f for f in tb if "/polykrnl/" in f.filename]
+    f = own[-1] if own else tb[-1]
+    return f"{_rel(Path(f.filename))}:{f.lineno} in {f.name}"
+
+
+def _call(argv: list[str], limit: int) -> tuple[int | None, tuple[str, str] | None]:
+    """(exit status or None on timeout, (exception, frame) when one escaped)."""
+    from polykrnl.cli import main
+
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(limit)
+    try:
+        return main(argv, out=io.StringIO(), err=io.StringIO()), None
+    except _Timeout:
+        return None, None
+    except BaseException as e:  # anything that escapes the CLI is the finding
+        frame = _innermost_frame(traceback.extract_tb(e.__traceback__))
+        return 3, (f"{type(e).__name__}: {str(e)[:160]}", frame)
+    finally:
+        signal.alarm(0)
+
+
+def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
+    outcome = Outcome(source, mutation, path)
+    for verb in VERBS:
+        argv = [*verb, path]
+        status, escaped = _call(argv, limit)
+        name = " ".join(verb)
+        if status is None:
+            outcome.timeouts.append(name)
+            continue
+        outcome.exits[name] = status
+        if escaped is not None:
+            outcome.tracebacks.append((name, *escaped))
+    if outcome.exits.get("emit numpy") == 0:
+        from polykrnl.model.parser import load
+
+        try:
+            names = [f.name for f in load(path).functions if f.op.body.blocks]
+        except Exception:
+            names = []
+        for fn in names[:3]:
+            name = f"run --verify --func {fn}"
+            status, escaped = _call([*RUN, "--func", fn, path], limit)
+            if status is None:
+                outcome.timeouts.append(name)
+            elif escaped is not None:
+                outcome.tracebacks.append((name, *escaped))
+            else:
+                outcome.exits[name] = status
+    return outcome
+
+
+def campaign(
+    files: Sequence[Path],
+    count: int,
+    seed: int,
+    jobs: int,
+    limit: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[Outcome]:
+    found = mutants(files, count, seed)
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="polykrnl-fuzz-") as tmp:
+        paths = []
+        for n, m in enumerate(found):
+            p = Path(tmp) / f"m{n:05d}_{Path(m.source).stem}.mlir"
+            p.write_text(m.text)
+            paths.append(p)
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        try:
+            futures = [
+                pool.submit(run_mutant, str(p), m.source, m.mutation, limit)
+                for p, m in zip(paths, found, strict=True)
+            ]
+            budget = limit * (len(VERBS) + 4) + 30
+            for n, (fut, p, m) in enumerate(zip(futures, paths, found, strict=True)):
+                try:
+                    outcomes.append(fut.result(timeout=budget))
+                except FutureTimeout:
+                    # Stuck in native code, beyond the alarm: record it, start over.
+                    outcomes.append(Outcome(m.source, m.mutation, str(p), timeouts=["(hung)"]))
+                    for proc in list(getattr(pool, "_processes", {}).values()):
+                        proc.kill()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = ProcessPoolExecutor(max_workers=jobs)
+                    rest = list(zip(paths[n + 1 :], found[n + 1 :], strict=True))
+                    futures[n + 1 :] = [
+                        pool.submit(run_mutant, str(q), x.source, x.mutation, limit)
+                        for q, x in rest
+                    ]
+                if progress is not None:
+                    progress(n + 1)
+                for o in outcomes[-1:]:
+                    if o.tracebacks or o.timeouts:
+                        keep = ROOT / ".fuzz-findings"
+                        keep.mkdir(exist_ok=True)
+                        dest = keep / Path(o.path).name
+                        dest.write_text(Path(o.path).read_text())
+                        o.path = _rel(dest)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return outcomes
+
+
+def report(outcomes: Sequence[Outcome]) -> str:
+    groups: dict[tuple[str, str], list[tuple[Outcome, str]]] = defaultdict(list)
+    for o in outcomes:
+        for verb, kind, frame in o.tracebacks:
+            groups[(kind.split(":")[0], frame)].append((o, verb))
+    lines = [
+        f"{len(outcomes)} mutants, "
+        f"{sum(len(o.exits) for o in outcomes)} commands; "
+        f"{sum(len(o.tracebacks) for o in outcomes)} tracebacks in {len(groups)} places; "
+        f"{sum(len(o.timeouts) for o in outcomes)} timeouts"
+    ]
+    for (kind, frame), hits in sorted(groups.items(), key=lambda g: -len(g[1])):
+        o, verb = hits[0]
+        lines.append(f"  {len(hits):4d} x {kind} at {frame}")
+        lines.append(f"         e.g. `polykrnl {verb} {o.path}` ({o.mutation} of {o.source})")
+    for o in outcomes:
+        for verb in o.timeouts:
+            lines.append(f"  timeout: `polykrnl {verb} {o.path}` ({o.mutation} of {o.source})")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dirs", nargs="*", type=Path, help="more directories of .mlir programs")
+    ap.add_argument("--mutants", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=10, help="seconds per command")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    files = sorted(p for d in (*CORPORA, *args.dirs) for p in d.glob("*.mlir"))
+    outcomes = campaign(files, args.mutants, args.seed, args.jobs, args.limit)
+    if args.json:
+        print(json.dumps([asdict(o) for o in outcomes], indent=1))
+    else:
+        print(report(outcomes))
+    return 1 if any(o.tracebacks or o.timeouts for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,17 +39,19 @@ def test_rows_agree_with_what_the_stages_do() -> None:
 
 def test_an_op_no_stage_supports_gets_the_registry_error() -> None:
     table = pk.supported_ops()
-    assert not table["memref.view"].supports("interpret")
+    assert not table["memref.collapse_shape"].supports("interpret")
     fn = pk.parse(
-        """func.func @f(%p: memref<16xi8>) -> memref<2xf32> {
+        """func.func @f(%p: memref<2x5xf32>) -> memref<10xf32> {
   %c0 = arith.constant 0 : index
-  %v = memref.view %p[%c0][] : memref<16xi8> to memref<2xf32>
-  return %v : memref<2xf32>
+  %v = memref.collapse_shape %p [[0, 1]] : memref<2x5xf32> into memref<10xf32>
+  return %v : memref<10xf32>
 }"""
     )["f"]
     with pytest.raises(pk.UnsupportedError) as e:
-        pk.run_reference(fn, p=np.zeros(16, np.int8))
-    assert "`memref.view` is not supported by the reference interpreter yet" in str(e.value)
+        pk.run_reference(fn, p=np.zeros((2, 5), np.float32))
+    assert "`memref.collapse_shape` is not supported by the reference interpreter yet" in str(
+        e.value
+    )
     assert e.value.location is not None and e.value.location.line == 3
     assert "polykrnl ops" in (e.value.hint or "")
 

@@ -330,6 +330,10 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
             out.append(ast.Subscript(name(state.dict_of(v)), ast.Tuple([], ast.Load())))
         elif isinstance(v, BlockArgument) and v in state.args:
             out.append(name(state.args[v]))
+        elif v in state.dicts:
+            # A buffer the function allocated (outside every loop): the kernel
+            # allocates it too, and hands it back.
+            out.append(ast.Subscript(name(state.dicts[v]), ast.Tuple([], ast.Load())))
         else:
             raise UnsupportedError(
                 "NumPy code generation: cannot return a value computed outside the loops",

@@ -414,8 +414,6 @@ class StatementWriter:
                 locals_ = self.result_locals(op)
                 targets = ast.Tuple([store(x) for x in locals_], ast.Store())
                 self.out.append(ast.Assign([targets], e))
-        elif isinstance(op, memref.CastOp):
-            self.env[op.results[0]] = self.value(op.operands[0])  # the same array
         elif (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found
             self.st.helpers.add(helper)

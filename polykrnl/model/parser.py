@@ -17,7 +17,7 @@ from typing import cast
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError as XParseError
 from xdsl.utils.lexer import Span
@@ -25,7 +25,7 @@ from xdsl.utils.lexer import Span
 from polykrnl.errors import ParseError, SourceLocation
 from polykrnl.model.dialect import Krnl
 from polykrnl.model.ir import LineIndex, Module
-from polykrnl.model.std_ext import STD_EXT_OPS
+from polykrnl.model.std_ext import REPLACED, STD_EXT_OPS
 
 DIALECTS = (
     builtin.Builtin,
@@ -44,7 +44,10 @@ def context() -> Context:
     """The one xDSL context of the process, with every dialect polykrnl reads."""
     ctx = Context()
     for d in DIALECTS:
-        ctx.load_dialect(d)
+        kept = [op for op in d.operations if op not in REPLACED]
+        ctx.load_dialect(
+            Dialect(d.name, kept, list(d.attributes)) if len(kept) < len(list(d.operations)) else d
+        )
     for op in STD_EXT_OPS:
         ctx.load_op(op)
     return ctx
@@ -178,6 +181,34 @@ def _parse_error(index: LineIndex, filename: str, span: Span[str] | None, msg: s
 _COMMENT_OR_SPACE = re.compile(r"(\s|//[^\n]*)*")
 
 
+_SHAPED = re.compile(r"\b(?:memref|vector|tensor)<")
+_SPACED_X = re.compile(r"(?<=[\d?\]])(\s*)x(\s+)(?=[\w?\[!])")
+
+
+def _tight_shapes(text: str) -> str:
+    """`memref<10 x f32>` (valid MLIR) as `memref<10  xf32>`, which xDSL reads.
+
+    Spaces after a shape's `x` move before it, so every other token keeps its
+    line and column (error locations stay exact).
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _SHAPED.finditer(text):
+        if m.start() < pos:
+            continue  # nested in a type already rewritten
+        depth, end = 0, m.end() - 1
+        while end < len(text):
+            depth += {"<": 1, ">": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        out.append(text[pos : m.end()])
+        out.append(_SPACED_X.sub(lambda x: x[1] + x[2] + "x", text[m.end() : end]))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def parse(text: str, filename: str = "<string>") -> Module:
     """Parse Krnl MLIR text (a `module` or bare functions) into a :class:`Module`.
 
@@ -200,7 +231,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
     _check_string_literals(text, index, filename)
     parser: _LocatingParser | None = None
     try:
-        parser = _LocatingParser(text, filename)
+        parser = _LocatingParser(_tight_shapes(text), filename)
         op = parser.parse_module()
     except XParseError as e:
         better, msg = _better_error(text, cast(Span[str], e.span), e.msg)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects import affine, arith
+from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.arith import FloatingPointLikeBinaryOperation
-from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, IndexType, IntegerType
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -27,6 +27,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
 # ------------------------------------------------------------------ arith
 
@@ -129,4 +130,83 @@ class MaxOp(IRDLOperation):
         return cls([*(dims or []), *(syms or [])], m)
 
 
-STD_EXT_OPS = (RemFOp, IndexCastUIOp, IsNaNOp, IsInfOp, IsFiniteOp, MaxOp)
+# ------------------------------------------------------------------ memref
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """`memref.reshape %src(%shape)`: `src`'s elements, in row-major order, in a new shape.
+
+    `shape` is a 1-D memref of index (or integer) values, one per result dimension;
+    the result is a view of the same buffer (the source must be contiguous).
+    """
+
+    name = "memref.reshape"
+
+    source = operand_def(MemRefType)
+    shape = operand_def(MemRefType)
+    result = result_def(MemRefType)
+
+    assembly_format = "$source `(` $shape `)` attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        src, shape, res = self.source.type, self.shape.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(shape, MemRefType)
+        assert isinstance(res, MemRefType)
+        if src.element_type != res.element_type:
+            raise VerifyException(
+                f"memref.reshape keeps the element type: {src.element_type} became "
+                f"{res.element_type}"
+            )
+        dims = shape.get_shape()
+        if len(dims) != 1:
+            raise VerifyException(f"memref.reshape takes a 1-D shape operand, got {shape}")
+        if dims[0] >= 0 and dims[0] != len(res.get_shape()):
+            raise VerifyException(
+                f"memref.reshape to rank {len(res.get_shape())} needs a shape of "
+                f"{len(res.get_shape())} values, got {shape}"
+            )
+        known = [*src.get_shape(), *res.get_shape()]
+        if all(d >= 0 for d in known):
+            n_src, n_res = _count(src.get_shape()), _count(res.get_shape())
+            if n_src != n_res:
+                raise VerifyException(
+                    f"memref.reshape of {n_src} elements into {n_res} elements ({src} to {res})"
+                )
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """`memref.cast %x : memref<...> to memref<...>`: the same buffer with a more or less
+    static type (xDSL's class has no custom syntax; this one replaces it when parsing)."""
+
+    name = "memref.cast"
+
+    source = operand_def(MemRefType)
+    dest = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$source attr-dict `:` type($source) `to` type($dest)"
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.dest.type
+        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+        if src.element_type != dst.element_type:
+            raise VerifyException(f"memref.cast keeps the element type: {src} to {dst}")
+        a, b = src.get_shape(), dst.get_shape()
+        if len(a) != len(b) or any(x >= 0 and y >= 0 and x != y for x, y in zip(a, b, strict=True)):
+            raise VerifyException(f"memref.cast between incompatible shapes: {src} to {dst}")
+
+
+def _count(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+STD_EXT_OPS = (RemFOp, IndexCastUIOp, IsNaNOp, IsInfOp, IsFiniteOp, MaxOp, ReshapeOp, CastOp)
+
+#: xDSL ops that polykrnl's own class of the same name replaces when parsing
+REPLACED = frozenset({memref.CastOp})

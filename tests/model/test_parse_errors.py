@@ -309,11 +309,11 @@ CASES: tuple[Bad, ...] = (
     ),
     Bad(
         "standard_op_without_custom_syntax",
-        f"{HEAD}  %c = memref.cast %A : memref<10xf32> to memref<?xf32>\n{TAIL}",
-        "Operation memref.cast does not have a custom format",
+        f"{HEAD}  %c = memref.memory_space_cast %A : memref<10xf32> to memref<10xf32>\n{TAIL}",
+        "Operation memref.memory_space_cast does not have a custom format",
         3,
         8,
-        'generic form "memref.cast"(%operands)',
+        'generic form "memref.memory_space_cast"(%operands)',
     ),
     Bad(
         "generic_op_without_function_type",

@@ -63,7 +63,7 @@ here: :func:`supported` returns False for them.
 from __future__ import annotations
 
 # The dialect modules are imported for their registrations in NUMPY.
-from polykrnl.codegen.numpy_ops import affine, arith, krnl, math
+from polykrnl.codegen.numpy_ops import affine, arith, krnl, math, memref
 from polykrnl.codegen.numpy_ops.core import NUMPY, emit, op_names, supported
 from polykrnl.codegen.numpy_ops.prelude import HELPER_DEPS, PRELUDE
 
@@ -76,6 +76,7 @@ __all__ = [
     "emit",
     "krnl",
     "math",
+    "memref",
     "op_names",
     "supported",
 ]

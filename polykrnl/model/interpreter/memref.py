@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
+import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -38,6 +40,7 @@ from polykrnl.model.interpreter.values import (
     memref_dtype,
     memref_shape,
 )
+from polykrnl.model.std_ext import CastOp, ReshapeOp
 
 
 @INTERPRET.register(k.GlobalOp)
@@ -118,7 +121,7 @@ def _memref_copy(it: Interpreter, op: Operation, fr: Frame) -> None:
     b[...] = a
 
 
-@INTERPRET.register(memref.CastOp)
+@INTERPRET.register(memref.CastOp, CastOp)
 def _memref_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     a = array_of(fr, op.operands[0])
     t = op.results[0].type
@@ -155,6 +158,72 @@ def _subview(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
             raise Fail(f"memref.subview out of bounds in dimension {d} (size {a.shape[d]})")
         idx.append(slice(o, o + n * s, s))
     return [a[tuple(idx)]]
+
+
+def _contiguous(a: np.ndarray[Any, Any], what: str) -> np.ndarray[Any, Any]:
+    """The flat elements of `a`, as a view (a copy would not alias)."""
+    if not a.flags.c_contiguous:
+        raise Fail(f"{what} of a strided view: its elements are not contiguous")
+    return a.reshape(-1)
+
+
+@INTERPRET.register(ReshapeOp)
+def _reshape(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    a = array_of(fr, op.operands[0])
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    shape = [int(x) for x in array_of(fr, op.operands[1]).reshape(-1)]
+    static = t.get_shape()
+    if len(shape) != len(static) or any(
+        s >= 0 and s != n for s, n in zip(static, shape, strict=True)
+    ):
+        raise Fail(f"memref.reshape to {t} with the shape values {shape}")
+    if any(n < 0 for n in shape) or math.prod(shape) != a.size:
+        raise Fail(f"memref.reshape of {a.size} elements into the shape {shape}")
+    return [_contiguous(a, "memref.reshape").reshape(shape)]
+
+
+@INTERPRET.register(memref.ViewOp)
+def _view(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    pool = array_of(fr, op.operands[0])
+    shift = fr.index(op.operands[1])
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    sizes = iter(fr.index(v) for v in op.operands[2:])
+    shape = [d if d >= 0 else next(sizes) for d in t.get_shape()]
+    dtype = memref_dtype(t)
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = _contiguous(pool, "memref.view")
+    if pool.dtype.itemsize != 1:
+        raise Fail(f"memref.view of a memref of {pool.dtype} (it takes a buffer of i8)")
+    if shift < 0 or any(n < 0 for n in shape) or shift + nbytes > raw.size:
+        raise Fail(f"memref.view of {nbytes} bytes at byte {shift} of a buffer of {raw.size} bytes")
+    return [raw[shift : shift + nbytes].view(dtype).reshape(shape)]
+
+
+@INTERPRET.register(memref.ReinterpretCastOp)
+def _reinterpret_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    a = array_of(fr, op.operands[0])
+    dyn = iter(fr.index(v) for v in op.operands[1:])
+
+    def values(prop: str) -> list[int]:
+        static = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
+        return [next(dyn) if x == -(2**63) else int(x) for x in static]
+
+    (offset,), sizes, strides = (
+        values("static_offsets"),
+        values("static_sizes"),
+        values("static_strides"),
+    )
+    flat = _contiguous(a, "memref.reinterpret_cast")
+    last = offset + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if n > 0)
+    if offset < 0 or min(strides, default=0) < 0 or (all(sizes) and last >= flat.size):
+        raise Fail(f"memref.reinterpret_cast reaches element {last} of a buffer of {flat.size}")
+    return [
+        np.lib.stride_tricks.as_strided(
+            flat[offset:], shape=sizes, strides=[s * flat.itemsize for s in strides]
+        )
+    ]
 
 
 INTERPRET.add(no_effect, memref.DeallocOp)

@@ -21,6 +21,7 @@ from polykrnl.model.poly.table import (
     opaque,
     writes_result,
 )
+from polykrnl.model.std_ext import CastOp, ReshapeOp
 
 
 def _copy(op: Operation, expr: Expr, access: Accessor) -> None:
@@ -47,11 +48,16 @@ POLY.add(
     memref.RankOp,
     memref.ExtractAlignedPointerAsIndexOp,
 )
+# Views: an access through one is a may-access of the whole buffer behind it
+# (two views of one i8 pool may overlap).
 POLY.add(
     OpModel(pure=True, alias=True, accesses=no_accesses),
     memref.CastOp,
+    CastOp,
     memref.SubviewOp,
     memref.ReinterpretCastOp,
     memref.AssumeAlignmentOp,
+    memref.ViewOp,
+    ReshapeOp,
 )
 POLY.add(OpModel(accesses=opaque), memref.AllocaScopeOp)

@@ -1,0 +1,122 @@
+"""Functions shaped as onnx-mlir writes them, run by the interpreter against NumPy.
+
+tests/corpus/onnx_*.mlir: returned allocations, an i8 memory pool with
+memref.view, memref.reshape / reinterpret_cast / cast, dynamic shapes. NumPy
+computes each expected result independently; the differential test
+(tests/codegen/test_numpy_differential.py) holds the NumPy kernels to the
+interpreter on the same files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import polykrnl as pk
+
+CORPUS = Path(__file__).parent.parent / "corpus"
+RNG = np.random.default_rng(5)
+
+
+def _fn(file: str, name: str) -> pk.Function:
+    return pk.load(CORPUS / file)[name]
+
+
+def test_an_allocated_result_is_returned() -> None:
+    x = RNG.standard_normal((10, 10)).astype(np.float32)
+    out = pk.run_reference(_fn("onnx_returned_alloc.mlir", "exp_result"), arg0=x)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+    kernel_out = pk.compile(_fn("onnx_returned_alloc.mlir", "exp_result"))(arg0=x)
+    np.testing.assert_array_equal(kernel_out, out)
+
+
+def test_several_results_and_one_buffer_returned_twice() -> None:
+    x = RNG.standard_normal(6).astype(np.float32)
+    fn = _fn("onnx_returned_alloc.mlir", "split_signs")
+    for run in (lambda: pk.run_reference(fn, arg0=x), lambda: pk.compile(fn)(arg0=x)):
+        pos, neg, again = run()
+        np.testing.assert_array_equal(pos, np.maximum(x, 0))
+        np.testing.assert_array_equal(neg, np.minimum(x, 0))
+        assert again is pos  # the same buffer, as the function returns it
+
+
+def test_dynamic_shapes_come_from_the_arguments() -> None:
+    fn = _fn("onnx_dynamic_add.mlir", "dynamic_add")
+    for shape in [(3, 5), (1, 7), (0, 4)]:
+        a = RNG.standard_normal(shape).astype(np.float32)
+        b = RNG.standard_normal(shape).astype(np.float32)
+        out = pk.run_reference(fn, a=a, b=b)
+        assert out.shape == shape
+        np.testing.assert_array_equal(out, a + b)
+        np.testing.assert_array_equal(pk.compile(fn)(a=a, b=b), out)
+
+
+def test_softmax_with_its_temporaries_in_an_i8_pool() -> None:
+    fn = _fn("onnx_softmax_pool.mlir", "softmax")
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    out = pk.run_reference(fn, x=x)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(pk.compile(fn)(x=x), out)
+    # The two views share one pool: the model must not see them as separate arrays.
+    report = pk.check(fn)
+    assert any("through a view" in a for a in report.approximations)
+
+
+def test_reshape_reads_the_elements_in_row_major_order() -> None:
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    out = pk.run_reference(_fn("onnx_reshape.mlir", "flatten_scale"), arg0=x)
+    np.testing.assert_array_equal(out, 2 * x.reshape(2, 12))
+
+
+def test_reinterpret_cast_strides_and_cast() -> None:
+    x = RNG.standard_normal(12).astype(np.float32)
+    out = pk.run_reference(_fn("onnx_reshape.mlir", "transpose_view"), arg0=x)
+    # strides [1, 3]: element (i, j) is x[i + 3 j], i.e. x seen as 4 x 3, transposed.
+    np.testing.assert_array_equal(out, x.reshape(4, 3).T)
+    np.testing.assert_array_equal(
+        pk.compile(_fn("onnx_reshape.mlir", "transpose_view"))(arg0=x), out
+    )
+
+
+def test_views_beyond_their_buffer_are_refused() -> None:
+    src = (CORPUS / "onnx_softmax_pool.mlir").read_text()
+    bad = src.replace("%sm = memref.view %pool[%c16][]", "%sm = memref.view %pool[%c0][]", 1)
+    bad = bad.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 24 : index", 1)
+    fn = pk.parse(bad)["softmax"]
+    try:
+        pk.run_reference(fn, x=np.zeros((4, 8), np.float32))
+    except pk.InterpretError as e:
+        assert "memref.view of 16 bytes at byte 24 of a buffer of 32 bytes" in e.message
+        assert e.location is not None and e.location.line == 8
+    else:
+        raise AssertionError("a view past the end of its pool ran")
+
+
+SIZES = """
+func.func @sizes(%a: memref<?x?xf32>, %out: memref<4xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 2) {
+    %d = memref.dim %a, %i : memref<?x?xf32>
+    %e = "krnl.dim"(%a, %i) : (memref<?x?xf32>, index) -> index
+    %s = arith.addi %d, %e : index
+    krnl.store %d, %out[%i] : memref<4xindex>
+    %j = arith.addi %i, %c1 : index
+    %k = arith.addi %j, %c1 : index
+    krnl.store %s, %out[%k] : memref<4xindex>
+  }
+  return
+}
+"""
+
+
+def test_dimensions_read_inside_the_loops() -> None:
+    fn = pk.parse(SIZES)["sizes"]
+    a = np.zeros((3, 5), np.float32)
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        out = np.zeros(4, np.int64)
+        run(fn, a=a, out=out)
+        np.testing.assert_array_equal(out, [3, 5, 6, 10])

@@ -18,14 +18,11 @@ traceback or timeout was found. Mutants are written to a temporary directory.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import random
 import re
-import signal
 import sys
 import tempfile
-import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -33,7 +30,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# tools/ holds scripts, not a package: the shared helper is a sibling file.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_calls import ROOT, call, rel
+
 CORPORA = (ROOT / "tests" / "corpus", ROOT / "benchmarks" / "polybench")
 
 #: the verbs each mutant goes through (argv after the file name is added)
@@ -106,9 +106,9 @@ def _mutations(text: str, rng: random.Random, op_names: Sequence[str]) -> Iterat
             elif kind == "duplicate":
                 new.insert(n, lines[n])
             else:
-                m = rng.choice(code)
-                new[n], new[m] = lines[m], lines[n]
-                kind = f"swap {m + 1}"
+                at = rng.choice(code)
+                new[n], new[at] = lines[at], lines[n]
+                kind = f"swap {at + 1}"
             yield f"{kind} line {n + 1}", "\n".join(new)
         elif kind == "number":
             found = list(_NUMBER.finditer(text))
@@ -189,57 +189,19 @@ def mutants(files: Sequence[Path], count: int, seed: int) -> list[Mutant]:
         for what, new in _mutations(texts[f], rng, op_names):
             if new != texts[f] and new not in seen:
                 seen.add(new)
-                out.append(Mutant(_rel(f), what, new))
+                out.append(Mutant(rel(f), what, new))
                 break
     return out
 
 
-def _rel(p: Path) -> str:
-    try:
-        return str(p.relative_to(ROOT))
-    except ValueError:
-        return str(p)
-
-
 # ------------------------------------------------------------------ running
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(_signum: int, _frame: object) -> None:
-    raise _Timeout
-
-
-def _innermost_frame(tb: traceback.StackSummary) -> str:
-    own = [f for f in tb if "/polykrnl/" in f.filename]
-    f = own[-1] if own else tb[-1]
-    return f"{_rel(Path(f.filename))}:{f.lineno} in {f.name}"
-
-
-def _call(argv: list[str], limit: int) -> tuple[int | None, tuple[str, str] | None]:
-    """(exit status or None on timeout, (exception, frame) when one escaped)."""
-    from polykrnl.cli import main
-
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(limit)
-    try:
-        return main(argv, out=io.StringIO(), err=io.StringIO()), None
-    except _Timeout:
-        return None, None
-    except BaseException as e:  # anything that escapes the CLI is the finding
-        frame = _innermost_frame(traceback.extract_tb(e.__traceback__))
-        return 3, (f"{type(e).__name__}: {str(e)[:160]}", frame)
-    finally:
-        signal.alarm(0)
 
 
 def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
     outcome = Outcome(source, mutation, path)
     for verb in VERBS:
         argv = [*verb, path]
-        status, escaped = _call(argv, limit)
+        status, _, escaped = call(argv, limit)
         name = " ".join(verb)
         if status is None:
             outcome.timeouts.append(name)
@@ -256,7 +218,7 @@ def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
             names = []
         for fn in names[:3]:
             name = f"run --verify --func {fn}"
-            status, escaped = _call([*RUN, "--func", fn, path], limit)
+            status, _, escaped = call([*RUN, "--func", fn, path], limit)
             if status is None:
                 outcome.timeouts.append(name)
             elif escaped is not None:
@@ -312,7 +274,7 @@ def campaign(
                         keep.mkdir(exist_ok=True)
                         dest = keep / Path(o.path).name
                         dest.write_text(Path(o.path).read_text())
-                        o.path = _rel(dest)
+                        o.path = rel(dest)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     return outcomes

@@ -1,0 +1,57 @@
+"""onnx-mlir's own Krnl test inputs, when ONNX_MLIR_ROOT points to a checkout of onnx-mlir.
+
+The cases of test/mlir/krnl and test/mlir/conversion/krnl_to_affine (split at
+`// -----`) go through every verb of the CLI (tools/onnx_mlir_corpus.py, which
+also measures onnx-mlir's real output): none may end in a traceback or run
+past the time limit, and the counts must not fall below what polykrnl reached
+when this test was written. Nothing of onnx-mlir is copied into this repository.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "onnx_mlir_corpus.py"
+ROOT = os.environ.get("ONNX_MLIR_ROOT")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        ROOT is None or not (Path(ROOT) / "test" / "mlir" / "krnl").is_dir(),
+        reason="ONNX_MLIR_ROOT is not set (a checkout of onnx/onnx-mlir)",
+    ),
+]
+
+#: cases (of 73) each verb handled when this test was written: a floor, not a target
+FLOOR = {"print": 64, "verify": 62, "check": 61, "emit numpy": 56, "run --verify": 53}
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("onnx_mlir_corpus", TOOL)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["onnx_mlir_corpus"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_onnx_mlir_lit_inputs() -> None:
+    tool = _tool()
+    assert ROOT is not None
+    cases = list(tool.lit_cases(Path(ROOT)))
+    assert len(cases) >= 70
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [tool.run_case(c, tmp, 30) for c in cases]
+    print(tool.table(results))
+    escaped = [f"{r.name}: {t}" for r in results for t in r.tracebacks]
+    assert escaped == []
+    assert [r.name for r in results if r.timeouts] == []
+    for verb, floor in FLOOR.items():
+        assert sum(r.ok.get(verb, False) for r in results) >= floor, verb

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
-from xdsl.dialects import affine, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
+from xdsl.dialects import affine, func, memref, scf, vector
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -383,6 +383,14 @@ class StatementWriter:
                 self.write_to(mem, subs, self.value(op.value))
         elif self.vec and not _vector_op(op):
             raise NotVectorizable(f"{n} in the loop body")
+        elif isinstance(op, vector.LoadOp):
+            mem, *subs = (self.value(x) for x in op.operands)
+            window = ast.Subscript(mem, self.run(op, subs), ast.Load())
+            self.bind(op.results[0], call("np.array", window))  # a value: a copy
+        elif isinstance(op, vector.StoreOp):
+            val, mem, *subs = (self.value(x) for x in op.operands)
+            target = ast.Subscript(mem, self.run(op, subs), ast.Store())
+            self.out.append(ast.Assign([target], val))
         elif isinstance(op, k.MemsetOp):
             mem = self.value(op.dest)
             val = self.value(op.value)
@@ -418,9 +426,10 @@ class StatementWriter:
             helper, call_expr = found
             self.st.helpers.add(helper)
             self.out.append(ast.Expr(call_expr))
-        elif numpy_ops.supported(op):
+        elif numpy_ops.supported(op) or numpy_ops.supported_lanes(op):
+            # Vector values (lanes) only reach here in scalar loops (see above).
             args = [self.value(x) for x in op.operands]
-            exprs = numpy_ops.emit(op, args, self.st.helpers)
+            exprs = numpy_ops.emit_lanes(op, args, self.st.helpers)
             for r, x in zip(op.results, exprs, strict=True):
                 if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
                     self.env[r] = x
@@ -589,6 +598,17 @@ class StatementWriter:
             stride = const(it.step) if it.step != 1 else None
             out.append(ast.Slice(_add(it.start, c), _add(it.stop, c), stride))
         return out, axes
+
+    def run(self, op: Operation, subs: list[ast.expr]) -> ast.expr:
+        """The subscript of the run of elements a vector.load / vector.store moves."""
+        t = (op.results[0] if isinstance(op, vector.LoadOp) else op.operands[0]).type
+        assert isinstance(t, VectorType)
+        shape = t.get_shape()
+        lead = len(subs) - len(shape)
+        parts: list[ast.expr] = list(subs[:lead])
+        for s, n in zip(subs[lead:], shape, strict=True):
+            parts.append(ast.Slice(s, ast.BinOp(s, ast.Add(), ast.Constant(n))))
+        return ast.Tuple(parts, ast.Load()) if len(parts) != 1 else parts[0]
 
     def alloc(self, op: Operation, t: MemRefType) -> None:
         dyn = [self.value(x) for x in op.operands]

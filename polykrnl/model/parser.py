@@ -12,11 +12,18 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
+import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects import affine, arith, builtin, func, math, memref, scf, vector
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IntAttr,
+    StringAttr,
+)
 from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError as XParseError
@@ -26,6 +33,7 @@ from polykrnl.errors import ParseError, SourceLocation
 from polykrnl.model.dialect import Krnl
 from polykrnl.model.ir import LineIndex, Module
 from polykrnl.model.std_ext import REPLACED, STD_EXT_OPS
+from polykrnl.model.std_vector import STD_VECTOR_OPS
 
 DIALECTS = (
     builtin.Builtin,
@@ -35,6 +43,7 @@ DIALECTS = (
     memref.MemRef,
     affine.Affine,
     scf.Scf,
+    vector.Vector,
     Krnl,
 )
 
@@ -48,7 +57,7 @@ def context() -> Context:
         ctx.load_dialect(
             Dialect(d.name, kept, list(d.attributes)) if len(kept) < len(list(d.operations)) else d
         )
-    for op in STD_EXT_OPS:
+    for op in (*STD_EXT_OPS, *STD_VECTOR_OPS):
         ctx.load_op(op)
     return ctx
 
@@ -243,7 +252,56 @@ def parse(text: str, filename: str = "<string>") -> Module:
         raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
     module = Module(op, source=text, filename=filename, source_names=parser.source_names)
     _check_single_blocks(module)
+    _hex_floats_as_bits(module)
     return module
+
+
+_DENSE = re.compile(r"dense<\s*([^<>]*?)\s*>")
+_LITERAL = re.compile(r"-?0x[0-9a-fA-F]+|[-+]?[\d.]+(?:[eE][-+]?\d+)?")
+_BITS: dict[int, type[np.unsignedinteger[Any]]] = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_FLOATS: dict[int, type[np.floating[Any]]] = {16: np.float16, 32: np.float32, 64: np.float64}
+
+
+def _hex_floats_as_bits(module: Module) -> None:
+    """Float data written `dense<0xFF800000>` is a bit pattern (-inf), as in MLIR.
+
+    xDSL reads such a literal as the integer's value; the op's source text still
+    has the literals, so the attribute is rebuilt from them.
+    """
+    index = module.line_index
+    if index is None or "0x" not in index.text:
+        return
+    for op in module.op.walk():
+        for name, attr in (*op.properties.items(), *op.attributes.items()):
+            if not isinstance(attr, DenseIntOrFPElementsAttr):
+                continue
+            el = attr.get_element_type()
+            if not isinstance(el, AnyFloat):
+                continue
+            loc = module.location(op)
+            if loc is None:
+                continue
+            found = _DENSE.search(index.text, index.starts[loc.line - 1])
+            if found is None or "0x" not in found[1]:
+                continue
+            width = el.bitwidth
+            values: list[float] = []
+            for lit in _LITERAL.findall(found[1]):
+                if lit.lstrip("-").startswith("0x"):
+                    raw = int(lit, 16) & ((1 << width) - 1)
+                    values.append(float(np.array(raw, dtype=_BITS[width]).view(_FLOATS[width])))
+                else:
+                    values.append(float(lit))
+            n = len(list(attr.get_values()))
+            if len(values) == 1 and n > 1:
+                values *= n
+            if len(values) != n:
+                continue
+            new = DenseIntOrFPElementsAttr.from_list(cast(Any, attr.get_type()), values)
+            if name in op.properties:
+                op.properties[name] = new
+            else:
+                op.attributes[name] = new
 
 
 def _check_single_blocks(module: Module) -> None:

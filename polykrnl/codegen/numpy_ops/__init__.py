@@ -63,8 +63,15 @@ here: :func:`supported` returns False for them.
 from __future__ import annotations
 
 # The dialect modules are imported for their registrations in NUMPY.
-from polykrnl.codegen.numpy_ops import affine, arith, krnl, math, memref
-from polykrnl.codegen.numpy_ops.core import NUMPY, emit, op_names, supported
+from polykrnl.codegen.numpy_ops import affine, arith, krnl, math, memref, vector
+from polykrnl.codegen.numpy_ops.core import (
+    NUMPY,
+    emit,
+    emit_lanes,
+    op_names,
+    supported,
+    supported_lanes,
+)
 from polykrnl.codegen.numpy_ops.prelude import HELPER_DEPS, PRELUDE
 
 __all__ = [
@@ -74,9 +81,12 @@ __all__ = [
     "affine",
     "arith",
     "emit",
+    "emit_lanes",
     "krnl",
     "math",
     "memref",
     "op_names",
     "supported",
+    "supported_lanes",
+    "vector",
 ]

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen.numpy_ops.core import (
@@ -38,6 +38,7 @@ from polykrnl.codegen.numpy_ops.core import (
     same_kind,
 )
 from polykrnl.model.interpreter import make_value
+from polykrnl.model.interpreter.memory import dense_array
 from polykrnl.model.registry import OpClass
 from polykrnl.model.std_ext import IndexCastUIOp, RemFOp
 
@@ -48,6 +49,17 @@ from polykrnl.model.std_ext import IndexCastUIOp, RemFOp
 def _constant(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     _, (t,) = operand_types(op)
     attr = op.properties.get("value")
+    rt = op.results[0].type
+    if isinstance(rt, VectorType) and isinstance(attr, DenseIntOrFPElementsAttr):
+        # Lanes (a vector constant): the interpreter's array, written out.
+        data = dense_array(attr, t.dtype, tuple(rt.get_shape())).reshape(-1)
+        elems: list[Expr] = [
+            float_const(float(x), t.dtype) if t.kind == "f" else int_const(int(x)) for x in data
+        ]
+        lanes = npcall("array", ast.List(elems, ast.Load()), dtype=dt(t.dtype))
+        return [
+            method(lanes, "reshape", ast.Tuple([int_const(d) for d in rt.get_shape()], ast.Load()))
+        ]
     require(isinstance(attr, IntegerAttr | FloatAttr) and t.kind != "s")
     v = make_value(cast(IntegerAttr[Any] | FloatAttr[Any], attr).value.data, op.results[0].type)
     if t.kind == "f":

@@ -11,6 +11,7 @@ translation. Each dialect module of this package adds its emitters to
 from __future__ import annotations
 
 import ast
+import contextvars
 import copy
 import math
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     Signedness,
+    VectorType,
 )
 from xdsl.ir import Attribute, Operation
 
@@ -67,7 +69,15 @@ _FLOATS: dict[type[Attribute], np.dtype[Any]] = {
 }
 
 
+#: whether vector types are represented (by 1-D NumPy arrays of lanes): only while
+#: emitting for a scalar loop body (see supported_lanes / emit_lanes)
+_LANES: contextvars.ContextVar[bool] = contextvars.ContextVar("numpy_lanes", default=False)
+
+
 def _np_type(t: Attribute) -> NpType | None:
+    if isinstance(t, VectorType):
+        # A vector is an array of its elements; element ops apply lane by lane.
+        return _np_type(t.element_type) if _LANES.get() else None
     f = _FLOATS.get(type(t))
     if f is not None:
         return NpType("f", f)
@@ -368,6 +378,25 @@ def _unshared(e: Expr) -> Expr:
             return self.generic_visit(node)
 
     return cast(Expr, Copier().visit(e))
+
+
+def supported_lanes(op: Operation) -> bool:
+    """Whether emit_lanes() can translate op: vector values as arrays, in a scalar loop."""
+    token = _LANES.set(True)
+    try:
+        return supported(op)
+    finally:
+        _LANES.reset(token)
+
+
+def emit_lanes(op: Operation, args: list[ast.expr], helpers: set[str]) -> list[ast.expr]:
+    """emit(), where a vector value is a NumPy array of its lanes (in scalar loops only:
+    under vectorized loops a value is already an array over those loops)."""
+    token = _LANES.set(True)
+    try:
+        return emit(op, args, helpers)
+    finally:
+        _LANES.reset(token)
 
 
 def supported(op: Operation) -> bool:

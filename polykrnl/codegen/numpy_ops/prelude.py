@@ -315,6 +315,25 @@ def _erf(x):
             inf,
         )[()]
 ''',
+    "_vreduce": '''
+def _vreduce(combine, v, acc=None, unsigned=False):
+    """vector.reduction: the lanes combined first to last, each step in the lanes' type."""
+    lanes = np.asarray(v).reshape(-1)
+    if unsigned:
+        lanes = lanes.view(np.dtype(f"u{lanes.dtype.itemsize}"))
+        acc = None if acc is None else np.asarray(acc).view(lanes.dtype)[()]
+    r = lanes[0] if acc is None else combine(acc, lanes[0])
+    for x in lanes[1:]:
+        r = combine(r, x)
+    return np.asarray(r).view(np.asarray(v).dtype)[()] if unsigned else r
+''',
+    "_vinsert": '''
+def _vinsert(v, position, x):
+    """vector.insert: a copy of v with x at position."""
+    out = np.array(v)
+    out[position] = x
+    return out
+''',
 }
 PRELUDE = {name: src.strip() + "\n" for name, src in PRELUDE.items()}
 

@@ -42,7 +42,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from polykrnl.model.interpreter import affine, arith, func, krnl, math, memref, scf  # noqa: F401
+from polykrnl.model.interpreter import (  # noqa: F401
+    affine,
+    arith,
+    func,
+    krnl,
+    math,
+    memref,
+    scf,
+    vector,
+)
 from polykrnl.model.interpreter.core import (
     INTERPRET,
     Interpreter,

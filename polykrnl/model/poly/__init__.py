@@ -39,7 +39,16 @@ each dialect's module (:mod:`.arith`, :mod:`.math`, :mod:`.memref`,
 :mod:`.affine`, :mod:`.scf`, :mod:`.func`, :mod:`.krnl`) fills.
 """
 
-from polykrnl.model.poly import affine, arith, func, krnl, math, memref, scf  # noqa: F401
+from polykrnl.model.poly import (  # noqa: F401
+    affine,
+    arith,
+    func,
+    krnl,
+    math,
+    memref,
+    scf,
+    vector,
+)
 from polykrnl.model.poly.builder import poly_program
 from polykrnl.model.poly.domains import map_results
 from polykrnl.model.poly.program import (

@@ -1,0 +1,160 @@
+"""The vector dialect: parse, print, verify, the interpreter against NumPy, kernels against it.
+
+Each program computes with vector ops inside a loop; NumPy computes the expected
+values independently; the generated kernel (vector values as arrays of lanes in
+scalar loops) must equal the interpreter bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+
+RNG = np.random.default_rng(7)
+
+LANES = """
+func.func @lanes(%a: memref<4x8xf32>, %out: memref<4x8xf32>, %red: memref<4x6xf32>, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %two = arith.constant dense<2.0> : vector<4xf32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 4) {
+    %lo = vector.load %a[%i, %c0] : memref<4x8xf32>, vector<4xf32>
+    %hi = vector.load %a[%i, %c4] : memref<4x8xf32>, vector<4xf32>
+    %f = vector.fma %lo, %hi, %two : vector<4xf32>
+    %b = vector.broadcast %x : f32 to vector<4xf32>
+    %sp = vector.splat %x : vector<4xf32>
+    %s = arith.addf %b, %sp : vector<4xf32>
+    %sh = vector.shuffle %lo, %hi [7, 6, 5, 4, 3, 2, 1, 0] : vector<4xf32>, vector<4xf32>
+    %sc = vector.shape_cast %sh : vector<8xf32> to vector<2x4xf32>
+    %row = vector.extract %sc[1] : vector<4xf32> from vector<2x4xf32>
+    %e0 = vector.extract %row[0] : f32 from vector<4xf32>
+    %ins = vector.insert %e0, %f [3] : f32 into vector<4xf32>
+    %t:4 = vector.to_elements %s : vector<4xf32>
+    %fe = vector.from_elements %t#3, %t#2, %t#1, %t#0 : vector<4xf32>
+    %mix = arith.mulf %ins, %fe : vector<4xf32>
+    vector.store %mix, %out[%i, %c0] : memref<4x8xf32>, vector<4xf32>
+    vector.store %row, %out[%i, %c4] : memref<4x8xf32>, vector<4xf32>
+    %r0 = vector.reduction <add>, %lo : vector<4xf32> into f32
+    %r1 = vector.reduction <mul>, %lo, %x : vector<4xf32> into f32
+    %r2 = vector.reduction <maxnumf>, %hi : vector<4xf32> into f32
+    %r3 = vector.reduction <minnumf>, %hi : vector<4xf32> into f32
+    %r4 = vector.reduction <maximumf>, %lo : vector<4xf32> into f32
+    %r5 = vector.reduction <minimumf>, %lo : vector<4xf32> into f32
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    krnl.store %r0, %red[%i, %c0] : memref<4x6xf32>
+    krnl.store %r1, %red[%i, %c1] : memref<4x6xf32>
+    krnl.store %r2, %red[%i, %c2] : memref<4x6xf32>
+    krnl.store %r3, %red[%i, %c3] : memref<4x6xf32>
+    krnl.store %r4, %red[%i, %c4] : memref<4x6xf32>
+    krnl.store %r5, %red[%i, %c5] : memref<4x6xf32>
+  }
+  return
+}
+"""
+
+INTS = """
+func.func @ints(%a: memref<3x4xi32>, %red: memref<3x5xi32>) {
+  %c0 = arith.constant 0 : index
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 3) {
+    %v = vector.load %a[%i, %c0] : memref<3x4xi32>, vector<4xi32>
+    %r0 = vector.reduction <maxsi>, %v : vector<4xi32> into i32
+    %r1 = vector.reduction <maxui>, %v : vector<4xi32> into i32
+    %r2 = vector.reduction <minui>, %v : vector<4xi32> into i32
+    %r3 = vector.reduction <xor>, %v : vector<4xi32> into i32
+    %r4 = vector.reduction <add>, %v : vector<4xi32> into i32
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    krnl.store %r0, %red[%i, %c0] : memref<3x5xi32>
+    krnl.store %r1, %red[%i, %c1] : memref<3x5xi32>
+    krnl.store %r2, %red[%i, %c2] : memref<3x5xi32>
+    krnl.store %r3, %red[%i, %c3] : memref<3x5xi32>
+    krnl.store %r4, %red[%i, %c4] : memref<3x5xi32>
+  }
+  return
+}
+"""
+
+
+def test_vector_ops_print_and_parse_back() -> None:
+    for src in (LANES, INTS):
+        printed = pk.parse(src).print()
+        assert pk.parse(printed).print() == printed
+        pk.verify(pk.parse(printed))
+
+
+def test_vector_value_ops_against_numpy() -> None:
+    fn = pk.parse(LANES)["lanes"]
+    a = RNG.standard_normal((4, 8)).astype(np.float32)
+    a[1, 5] = np.nan  # maxnumf / minnumf skip it, maximumf / minimumf do not (lo half)
+    a[2, 1] = np.nan
+    x = np.float32(0.75)
+    out = np.zeros((4, 8), np.float32)
+    red = np.zeros((4, 6), np.float32)
+    pk.run_reference(fn, a=a, out=out, red=red, x=x)
+    lo, hi = a[:, :4], a[:, 4:]
+    fma = (lo.astype(np.longdouble) * hi + 2).astype(np.float32)
+    rev = a[:, ::-1]
+    ins = fma.copy()
+    ins[:, 3] = rev[:, 4]  # row 1 of the shuffle, lane 0
+    np.testing.assert_array_equal(out[:, :4], ins * np.float32(1.5))
+    np.testing.assert_array_equal(out[:, 4:], rev[:, 4:])
+    seq_sum = lo[:, 0] + lo[:, 1] + lo[:, 2] + lo[:, 3]
+    np.testing.assert_array_equal(red[:, 0], seq_sum)
+    np.testing.assert_array_equal(red[:, 1], x * lo[:, 0] * lo[:, 1] * lo[:, 2] * lo[:, 3])
+    np.testing.assert_array_equal(red[:, 2], np.fmax.reduce(hi, axis=1))
+    np.testing.assert_array_equal(red[:, 3], np.fmin.reduce(hi, axis=1))
+    np.testing.assert_array_equal(red[:, 4], np.maximum.reduce(lo, axis=1))
+    assert np.isnan(red[2, 4]) and np.isnan(red[2, 5])
+    out_k, red_k = np.zeros_like(out), np.zeros_like(red)
+    pk.compile(fn)(a=a, out=out_k, red=red_k, x=x)
+    np.testing.assert_array_equal(out_k, out)
+    np.testing.assert_array_equal(red_k, red)
+
+
+def test_integer_reductions_signed_and_unsigned() -> None:
+    fn = pk.parse(INTS)["ints"]
+    a = np.array([[1, -2, 3, -4], [7, 0, -1, 5], [2**31 - 1, 1, 2, 3]], dtype=np.int32)
+    red = np.zeros((3, 5), np.int32)
+    pk.run_reference(fn, a=a, red=red)
+    u = a.view(np.uint32)
+    np.testing.assert_array_equal(red[:, 0], a.max(axis=1))
+    np.testing.assert_array_equal(red[:, 1], u.max(axis=1).view(np.int32))
+    np.testing.assert_array_equal(red[:, 2], u.min(axis=1).view(np.int32))
+    np.testing.assert_array_equal(red[:, 3], np.bitwise_xor.reduce(a, axis=1))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(red[:, 4], a.sum(axis=1, dtype=np.int32))
+    red_k = np.zeros_like(red)
+    pk.compile(fn)(a=a, red=red_k)
+    np.testing.assert_array_equal(red_k, red)
+
+
+def test_a_vector_load_past_the_end_is_a_located_error() -> None:
+    src = LANES.replace("%c4 = arith.constant 4 : index", "%c4 = arith.constant 5 : index")
+    fn = pk.parse(src)["lanes"]
+    with pytest.raises(pk.InterpretError) as e:
+        pk.run_reference(
+            fn,
+            a=np.zeros((4, 8), np.float32),
+            out=np.zeros((4, 8), np.float32),
+            red=np.zeros((4, 6), np.float32),
+            x=np.float32(0),
+        )
+    assert "vector.load out of bounds: elements 5..8 of dimension 1 (size 8)" in e.value.message
+    assert e.value.location is not None and e.value.location.line == 9
+
+
+def test_vector_accesses_are_runs_in_the_polyhedral_model() -> None:
+    # Each row reads a[i, 0..3] and a[i, 4..7] and writes out[i, 0..7]: rows are
+    # independent, so the loop is parallel (a whole-array approximation would not be).
+    report = pk.check(pk.parse(LANES)["lanes"])
+    assert [lv.status for lv in report.loops] == ["parallel"]
+    assert report.approximations == ()

@@ -34,7 +34,15 @@ from polykrnl.codegen.statements import (
 from polykrnl.codegen.statements import (
     name as name_,
 )
-from polykrnl.codegen.tile_merge import POISON, Merged, int_constant, merge_tiles
+from polykrnl.codegen.tile_merge import (
+    POISON,
+    ChainLoop,
+    MergedLoops,
+    int_constant,
+    iterator_name,
+    merge_tiles,
+    range_exprs,
+)
 from polykrnl.codegen.updates import (
     COMBINE,
     REDUCE,
@@ -199,19 +207,15 @@ class Vectorizer:
         Exact, not a reassociation: a dependence is carried by a sequential loop
         (the parallel ones carry none), and the sequential loops keep their order.
         """
-        chain = merge_tiles(chain, self.status, self.tile_of)
-        isl_it = {loop: node.for_get_iterator().id_get_id().get_name() for loop, node in chain}
-        par = [(loop, node) for loop, node in chain if self.status.get(loop) == "parallel"]
-        seq = [(loop, node) for loop, node in chain if self.status.get(loop) != "parallel"]
+        merged = merge_tiles(chain, self.status, self.tile_of)
+        isl_it = {loop: iterator_name(node) for loop, node in merged}
+        par = [(loop, node) for loop, node in merged if self.status.get(loop) == "parallel"]
+        seq = [(loop, node) for loop, node in merged if self.status.get(loop) != "parallel"]
         par_its = {isl_it[loop] for loop, _ in par}
         saved_names = dict(tr.names)
         saved_taken = set(tr.taken)
         saved_keys = self._keys()
-        par_its |= {
-            node.tile.for_get_iterator().id_get_id().get_name()
-            for _, node in par
-            if isinstance(node, Merged)
-        }
+        par_its |= {iterator_name(node.tile) for _, node in par if isinstance(node, MergedLoops)}
         try:
             out = self._emit(tr, seq, par, par_its, users)
             if _uses(out, POISON):
@@ -230,19 +234,19 @@ class Vectorizer:
     def _emit(
         self,
         tr: Translator,
-        seq: list[tuple[str, isl.AstNode]],
-        par: list[tuple[str, isl.AstNode]],
+        seq: list[tuple[str, ChainLoop]],
+        par: list[tuple[str, ChainLoop]],
         par_its: set[str],
         users: list[isl.AstExpr],
     ) -> list[ast.stmt]:
-        def uses_par(node: isl.AstNode) -> bool:
-            ids = _ids(node.for_get_init()) | _ids(node.for_get_cond())
-            return bool(ids & par_its)
+        def uses_par(node: ChainLoop) -> bool:
+            init, cond = range_exprs(node)
+            return bool((_ids(init) | _ids(cond)) & par_its)
 
         if any(uses_par(node) for _, node in seq):
             raise NotVectorizable("the bounds of a sequential loop use a parallel one")
         for loop, node in par:
-            if _ids(node.for_get_init()) & par_its:
+            if _ids(range_exprs(node)[0]) & par_its:
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
         if (
             self._may_reduce(users)
@@ -308,18 +312,17 @@ class Vectorizer:
         return [comment(note), *block]
 
     def _bounds(
-        self, tr: Translator, node: isl.AstNode | Merged
+        self, tr: Translator, node: ChainLoop
     ) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
         """Like Translator.bounds; a merged tile and point loop run over the tile loop's range."""
-        if not isinstance(node, Merged):
+        if not isinstance(node, MergedLoops):
             return tr.bounds(node)
         b = tr.bounds(node.tile)
         if b is None:
             return None
         tile_it, start, stop, _ = b
         tr.names[tile_it] = POISON
-        point_it = node.point.for_get_iterator().id_get_id().get_name()
-        return point_it, start, stop, ast.Constant(1)
+        return iterator_name(node), start, stop, ast.Constant(1)
 
     def _may_reduce(self, users: list[isl.AstExpr]) -> bool:
         """Whether a reduction over a loop may become array code: always when the
@@ -332,10 +335,10 @@ class Vectorizer:
     def _reduction(
         self,
         tr: Translator,
-        loops: list[tuple[str, isl.AstNode]],
+        loops: list[tuple[str, ChainLoop]],
         n_par: int,
         users: list[isl.AstExpr],
-        outer: list[tuple[str, isl.AstNode]],
+        outer: list[tuple[str, ChainLoop]],
     ) -> list[ast.stmt] | None:
         """`X[f] = X[f] op e` over the reduction loops (the innermost axes) as one update.
 

@@ -11,6 +11,7 @@ import argparse
 import ast
 import json
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3  # a bug in polykrnl: reported in one paragraph, not as a traceback
 
 
 class _UsageError(Exception):
@@ -123,10 +125,13 @@ def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
     from polykrnl.runner import run_cli
 
+    module = load(args.file)
+    verify(module)  # as every other verb: a malformed program is reported, not run
     return run_cli(
-        load(args.file),
+        module,
         func=args.func,
         params=_parse_run_params(args.param),
         reference=args.reference,
@@ -619,6 +624,17 @@ def main(
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as e:  # a bug in polykrnl, not bad input: say so, and where
+        tb = traceback.extract_tb(e.__traceback__)
+        own = [f for f in tb if "polykrnl" in f.filename] or tb
+        where = f"{Path(own[-1].filename).name}:{own[-1].lineno} ({own[-1].name})" if own else "?"
+        file = getattr(args, "file", None) if "args" in locals() else None
+        err.write(
+            f"error: internal error in polykrnl ({type(e).__name__} at {where}): {e}\n"
+            "hint: this is a bug in polykrnl, not in your input: please report it with the "
+            f"input file{f' ({file})' if file else ''} and the command\n"
+        )
+        return EXIT_INTERNAL
 
 
 def entry_point() -> NoReturn:

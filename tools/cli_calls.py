@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+INTERNAL = 3  # polykrnl.cli.EXIT_INTERNAL
 
 
 class _Timeout(Exception):
@@ -47,7 +48,13 @@ def call(argv: list[str], limit: int) -> tuple[int | None, str, tuple[str, str] 
     signal.alarm(limit)
     try:
         status = main(argv, out=io.StringIO(), err=err)
-        return status, err.getvalue().split("\n", 1)[0], None
+        first = err.getvalue().split("\n", 1)[0]
+        if status == INTERNAL:
+            # The CLI caught a bug of polykrnl's and said so: still a finding.
+            inner = first.split("internal error in polykrnl (", 1)[-1]
+            kind, _, rest = inner.partition(" at ")
+            return status, first, (kind, rest.split(")", 1)[0])
+        return status, first, None
     except _Timeout:
         return None, "", None
     except BaseException as e:  # anything that escapes the CLI is the finding

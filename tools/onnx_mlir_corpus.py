@@ -164,6 +164,8 @@ def _rebuild(lines: Sequence[tuple[str, str]], maps: dict[str, str]) -> tuple[st
     missing = [u for u in missing if u.split("#")[0] not in defined]
     if missing:
         return None, f"uses values the CHECK lines never define: {', '.join(missing[:4])}"
+    if body.count("\n") < 2:
+        return None, "the CHECK lines hold no body"
     head = "".join(f"#{name} = {value}\n" for name, value in maps.items())
     return head + body + "\n", ""
 

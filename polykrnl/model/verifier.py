@@ -164,6 +164,7 @@ class _Verifier:
     def check_function(self, fn: Function) -> None:
         if not fn.op.body.blocks:
             return  # a declaration: no loops, nothing to check
+        self.check_return(fn)
         before = len(self.found)
         try:
             nest = build_nest(fn)
@@ -176,6 +177,27 @@ class _Verifier:
             if not any(fn.op.is_ancestor(op) for op, _ in self.xdsl):
                 raise
             del self.found[before:]
+
+    def check_return(self, fn: Function) -> None:
+        """The body ends in a func.return of the signature's result types (MLIR checks it)."""
+        last = fn.op.body.block.last_op
+        want = [str(t) for t in fn.result_types]
+        if not isinstance(last, func.ReturnOp):
+            self.error(
+                last or fn.op,
+                f"@{fn.name} does not end with func.return",
+                "end the function's body with `return` "
+                + (f"of values of types {', '.join(want)}" if want else "(no values)"),
+            )
+            return
+        got = [str(v.type) for v in last.operands]
+        if got != want:
+            self.error(
+                last,
+                f"func.return of @{fn.name} returns ({', '.join(got)}), but its signature "
+                f"says ({', '.join(want)})",
+                "return one value of each result type of the signature, in order",
+            )
 
     # ------------------------------------------------------------ rule 1
 

@@ -25,8 +25,10 @@ def _binary(op: Operation, expr: Expr) -> str | None:
         return f"({lhs}) + ({rhs})"
     if isinstance(op, arith.SubiOp):
         return f"({lhs}) - ({rhs})"
-    if isinstance(op, arith.MuliOp) and (cl is not None or cr is not None):
-        return f"({lhs}) * ({rhs})"  # affine only with one constant factor
+    if isinstance(op, arith.MuliOp) and cr is not None:
+        return f"{cr} * ({lhs})"  # affine only with one constant factor (isl wants it bare)
+    if isinstance(op, arith.MuliOp) and cl is not None:
+        return f"{cl} * ({rhs})"
     if isinstance(op, arith.FloorDivSIOp) and cr is not None and cr > 0:
         return f"floor(({lhs})/{cr})"
     if isinstance(op, arith.CeilDivSIOp) and cr is not None and cr > 0:

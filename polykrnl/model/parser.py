@@ -116,7 +116,7 @@ _HINTS: tuple[tuple[str, str], ...] = (
     ),
     (
         r"is not registered",
-        "polykrnl reads the builtin, func, arith, math, memref, affine, scf and krnl "
+        "polykrnl reads the builtin, func, arith, math, memref, affine, scf, vector and krnl "
         "dialects: check the op name",
     ),
     (
@@ -238,6 +238,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
             hint="pass a Krnl .mlir text file",
         )
     _check_string_literals(text, index, filename)
+    _check_op_names(text, index, filename)
     parser: _LocatingParser | None = None
     try:
         parser = _LocatingParser(_tight_shapes(text), filename)
@@ -302,6 +303,47 @@ def _hex_floats_as_bits(module: Module) -> None:
                 op.properties[name] = new
             else:
                 op.attributes[name] = new
+
+
+# An op's name where an op starts a line: after its results (`%a, %b:2 = `), bare or
+# quoted (the generic form).
+_OP_AT_LINE_START = re.compile(
+    r'^[ \t]*(?:(?:%[\w$.#:-]+[ \t]*,[ \t]*)*%[\w$.#:-]+[ \t]*=[ \t]*)?(")?'
+    r"(?P<op>(?P<dialect>[a-z_][\w$]*)\.[\w$.]+)(?(1)\")",
+    re.M,
+)
+
+
+def _check_op_names(text: str, index: LineIndex, filename: str) -> None:
+    """An op of a dialect polykrnl does not read is refused at its name, with what to do.
+
+    ONNX ops left by a partial lowering need onnx-mlir; other unknown ops are named
+    with the dialects polykrnl reads. (Checked before xDSL reads the text, so the
+    message does not depend on the wording of xDSL's own.)
+    """
+    ctx = context()
+    known = set(ctx.registered_dialect_names)
+    for m in _OP_AT_LINE_START.finditer(text):
+        op, dialect = m["op"], m["dialect"]
+        if dialect in known and ctx.get_optional_op(op) is not None:
+            continue
+        if dialect in known and text[m.end() :].lstrip(" \t").startswith(("@", "<")):
+            continue  # not an op: a symbol or attribute of a known dialect
+        loc = index.location(filename, m.start("op"), len(op))
+        if dialect == "onnx":
+            raise ParseError(
+                f"not Krnl: `{op}` is an ONNX op, left by a partial lowering",
+                location=loc,
+                hint="lower this function with onnx-mlir first (onnx-mlir-opt "
+                "--convert-onnx-to-krnl), then give polykrnl the Krnl it writes",
+            )
+        what = "dialect" if dialect not in known else "op of its dialect"
+        raise ParseError(
+            f"`{op}` is not an op polykrnl reads (unknown {what})",
+            location=loc,
+            hint="polykrnl reads the " + ", ".join(sorted(known)) + " dialects; `polykrnl ops` "
+            "lists every op and what each stage supports",
+        )
 
 
 def _check_single_blocks(module: Module) -> None:

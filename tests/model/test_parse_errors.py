@@ -82,18 +82,18 @@ CASES: tuple[Bad, ...] = (
     Bad(
         "unknown_op",
         f"{HEAD}  %x = krnl.frobnicate %A : memref<10xf32>\n{TAIL}",
-        "Operation krnl.frobnicate is not registered",
+        "`krnl.frobnicate` is not an op polykrnl reads (unknown op of its dialect)",
         3,
         8,
-        "check the op name",
+        "`polykrnl ops` lists every op",
     ),
     Bad(
         "unknown_dialect",
         f'{HEAD}  %x = "foo.bar"(%A) : (memref<10xf32>) -> f32\n{TAIL}',
-        "Operation foo.bar is not registered",
+        "`foo.bar` is not an op polykrnl reads (unknown dialect)",
         3,
         9,
-        "polykrnl reads the builtin, func, arith, math, memref, affine, scf and krnl",
+        "polykrnl reads the affine, arith, builtin, func, krnl, math, memref, scf, vector",
     ),
     Bad(
         "unknown_type",
@@ -382,13 +382,25 @@ def test_cli_reports_parse_error(case: Bad, tmp_path: Path) -> None:
     assert hint.startswith("hint: ") and case.hint in hint
 
 
+def test_onnx_ops_ask_for_onnx_mlir_first() -> None:
+    with pytest.raises(ParseError) as info:
+        parse(
+            "func.func @f(%a: memref<4xf32>) {\n"
+            '  %0 = "onnx.Relu"(%a) : (memref<4xf32>) -> memref<4xf32>\n  return\n}\n',
+            "partial.mlir",
+        )
+    assert info.value.message == "not Krnl: `onnx.Relu` is an ONNX op, left by a partial lowering"
+    assert info.value.location is not None and info.value.location.column == 9
+    assert "onnx-mlir-opt --convert-onnx-to-krnl" in (info.value.hint or "")
+
+
 def test_parse_reports_the_given_filename() -> None:
     with pytest.raises(ParseError) as info:
         parse("func.func @f() {\n  %x = krnl.nope\n  return\n}\n", "inline.mlir")
     loc = info.value.location
     assert loc is not None
     assert (loc.file, loc.line, loc.column) == ("inline.mlir", 2, 8)
-    assert "Operation krnl.nope is not registered" in info.value.message
+    assert "`krnl.nope` is not an op polykrnl reads" in info.value.message
 
 
 def test_caret_underlines_the_whole_op_name(tmp_path: Path) -> None:

@@ -13,12 +13,12 @@ import ast
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
@@ -27,6 +27,7 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
+from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import (
     Interpreter,
     handed_back,
@@ -35,7 +36,7 @@ from polykrnl.model.interpreter import (
     registered_calls,
     scalar_dtype,
 )
-from polykrnl.model.poly import DimParam
+from polykrnl.model.poly import DimParam, PolyProgram
 from polykrnl.transforms import legality
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.recipe import schedule
@@ -204,9 +205,17 @@ def to_numpy(
             if v is not None:
                 args[v] = py
             continue
+        fixed = _fixed_value(v, args, program, state.helpers) if v is not None else None
+        if fixed is not None:
+            # Computed before every loop from arguments nothing writes: the same value
+            # at the start of the kernel.
+            names.taken.add(py)
+            prologue.append(assign(py, fixed))
+            args[v] = py  # type: ignore[index]
+            continue
         raise UnsupportedError(
             f"NumPy code generation: the parameter {src} of @{fn.name} is computed "
-            "inside the function",
+            "inside the function from memory it writes (or by ops without a NumPy form)",
             location=fn.location(fn.op),
             hint="pass the size as an index argument",
         )
@@ -280,6 +289,39 @@ def to_numpy(
         frozenset(state.helpers),
         "".join(c.function_source for c in callees.values()) + function_source,
     )
+
+
+def _fixed_value(
+    v: SSAValue, args: dict[SSAValue, str], program: PolyProgram, helpers: set[str]
+) -> ast.expr | None:
+    """The expression of a value computed outside every loop, at the kernel's start.
+
+    Constants, pure ops and loads of arguments that no statement writes (so the
+    value read at the start is the value read where the program reads it);
+    None for anything else.
+    """
+    if v in args:
+        return name(args[v])
+    if not isinstance(v, OpResult):
+        return None
+    op = v.op
+    if isinstance(op, k.LoadOp | memref.LoadOp):
+        mem, subs = op.operands[0], op.operands[1:]
+        if mem not in args or program.array_names.get(mem) in program.written_arrays():
+            return None
+        idx = [_fixed_value(x, args, program, helpers) for x in subs]
+        if any(x is None for x in idx):
+            return None
+        key = ast.Tuple(cast(list[ast.expr], idx), ast.Load())
+        e: ast.expr = ast.Subscript(name(args[mem]), key, ast.Load())
+    elif numpy_ops.supported(op) and not op.regions:
+        operands = [_fixed_value(x, args, program, helpers) for x in op.operands]
+        if any(x is None for x in operands):
+            return None
+        e = numpy_ops.emit(op, cast(list[ast.expr], operands), helpers)[v.index]
+    else:
+        return None
+    return ast.Call(name("int"), [e], []) if isinstance(v.type, IndexType) else e
 
 
 def _with_comments(source: str) -> str:

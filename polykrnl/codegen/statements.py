@@ -411,6 +411,8 @@ class StatementWriter:
         elif isinstance(op, scf.ExecuteRegionOp):
             results = self.result_locals(op)
             self.out += self.block_body(op.regions[0].block, results)
+        elif isinstance(op, k.RegionOp | k.MovableOp):
+            self.out += self.block_body(op.regions[0].block, [])  # a scope run in place
         elif isinstance(op, func.CallOp) and self.st.call_target is not None:
             callee = op.properties["callee"].root_reference.data  # type: ignore[attr-defined]
             e = call(self.st.call_target(callee), *(self.value(x) for x in op.operands))
@@ -455,7 +457,7 @@ class StatementWriter:
         saved_out, saved_env = self.out, dict(self.env)
         self.out = []
         for op in block.ops:
-            if isinstance(op, scf.YieldOp | affine.YieldOp):
+            if isinstance(op, scf.YieldOp | affine.YieldOp | k.TerminateOp):
                 if results:
                     vals = [self.value(x) for x in op.operands]
                     targets: list[ast.expr] = [store(r) for r in results]

@@ -31,7 +31,7 @@ from polykrnl.errors import ScheduleError, UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of
 from polykrnl.model.nest import IVBound, Loop, MapBound
-from polykrnl.model.poly import PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
+from polykrnl.model.poly import POLY, PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
 from polykrnl.transforms.bounds import Bound, Ref
 from polykrnl.transforms.core import (
     LoopInfo,
@@ -307,6 +307,8 @@ def _operand(
             return AffineDimExpr(first), [Ref("value", program.handle_names[h])]
     if v in program.symbols:
         return AffineDimExpr(first), [Ref("param", program.symbols[v])]
+    if isinstance(v, OpResult) and (model := POLY.get(v.op)) is not None and model.index_final:
+        return _operand(program, v.op.operands[0], first, lp)  # a cast keeps the value
     if isinstance(v, OpResult) and isinstance(v.op, memref.DimOp | k.DimOp):
         t = v.op.operands[0].type
         idx = v.op.operands[1]

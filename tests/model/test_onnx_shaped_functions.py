@@ -120,3 +120,27 @@ def test_dimensions_read_inside_the_loops() -> None:
         out = np.zeros(4, np.int64)
         run(fn, a=a, out=out)
         np.testing.assert_array_equal(out, [3, 5, 6, 10])
+
+
+BOUNDARY = """
+func.func @boundary(%a: memref<4xf32>) -> memref<4xf32> {
+  %t = builtin.unrealized_conversion_cast %a : memref<4xf32> to tensor<4xf32>
+  %m = builtin.unrealized_conversion_cast %t : tensor<4xf32> to memref<4xf32>
+  %out = memref.alloc() : memref<4xf32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 4) {
+    %v = krnl.load %m[%i] : memref<4xf32>
+    %w = arith.negf %v : f32
+    krnl.store %w, %out[%i] : memref<4xf32>
+  }
+  return %out : memref<4xf32>
+}
+"""
+
+
+def test_unrealized_casts_at_the_boundary_are_the_same_buffer() -> None:
+    fn = pk.parse(BOUNDARY)["boundary"]
+    a = RNG.standard_normal(4).astype(np.float32)
+    out = pk.run_reference(fn, a=a)
+    np.testing.assert_array_equal(out, -a)
+    np.testing.assert_array_equal(pk.compile(fn)(a=a), out)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from typing import Any, cast
 
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType
+from xdsl.dialects import builtin, memref
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, TensorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen.numpy_ops.core import (
@@ -24,6 +24,7 @@ from polykrnl.codegen.numpy_ops.core import (
     int_value,
     method,
     npcall,
+    require,
 )
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype
@@ -52,6 +53,15 @@ def _product(xs: list[Expr]) -> Expr:
 @NUMPY.register(memref.CastOp, CastOp)
 def _cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     return [args[0]]  # the same array: casts only change what the type says of it
+
+
+@NUMPY.register(builtin.UnrealizedConversionCastOp)
+def _unrealized_cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
+    require(
+        len(args) == 1
+        and all(isinstance(v.type, MemRefType | TensorType) for v in (*op.operands, *op.results))
+    )
+    return [args[0]]  # a memref seen as the tensor it stands for: the same array
 
 
 @NUMPY.register(memref.DimOp, k.DimOp)

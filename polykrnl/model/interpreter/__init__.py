@@ -45,6 +45,7 @@ from typing import Any
 from polykrnl.model.interpreter import (  # noqa: F401
     affine,
     arith,
+    builtin,
     func,
     krnl,
     math,

@@ -42,6 +42,7 @@ each dialect's module (:mod:`.arith`, :mod:`.math`, :mod:`.memref`,
 from polykrnl.model.poly import (  # noqa: F401
     affine,
     arith,
+    builtin,
     func,
     krnl,
     math,

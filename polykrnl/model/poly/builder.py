@@ -234,6 +234,7 @@ class ProgramBuilder:
                 v: (name, tuple(self.loop_names[lp] for lp in site.loops))
                 for v, (name, site) in self.virtual.items()
             },
+            dict(self.array_of),
         )
 
     def renamed(self, tree: list[PNode]) -> tuple[tuple[Statement, ...], list[PNode]]:

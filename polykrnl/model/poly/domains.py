@@ -93,7 +93,7 @@ class Expr:
         model = model_of(op)
         if model is not None and model.index is not None:
             found = model.index(op, self)
-            if found is not None or model.index_final:
+            if found is not None or (model.index_final and op in b.in_loop):
                 return found
         if op not in b.in_loop and isinstance(v.type, IndexType | IntegerType):
             # Fixed for the whole call: a parameter named after the value.

@@ -175,6 +175,12 @@ class PolyProgram:
     symbols: dict[SSAValue, str] = field(default_factory=dict)
     # Values kept in virtual arrays: value -> (array, loops of the defining dims).
     virtual: dict[SSAValue, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # The array of each memref value that has one (arguments, allocations, globals).
+    array_names: dict[SSAValue, str] = field(default_factory=dict)
+
+    def written_arrays(self) -> set[str]:
+        """The arrays some statement writes (or may write)."""
+        return {a.array for s in self.statements for a in s.accesses if a.write}
 
     @property
     def param_display(self) -> dict[str, str]:

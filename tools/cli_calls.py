@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INTERNAL = 3  # polykrnl.cli.EXIT_INTERNAL
 
 
-class _Timeout(Exception):
+class _Timeout(BaseException):  # not an Exception: the CLI must not catch it
     pass
 
 

@@ -47,6 +47,13 @@ def _pk_parallel(body, iterations, min_seconds=5e-4):
     for done in shares:
         done.result()
 """,
+    "_pk_constant": """\
+def _pk_constant(data, shape):
+    # krnl.global: constant data, read-only as in the interpreter
+    a = data.reshape(shape)
+    a.flags.writeable = False
+    return a
+""",
     "_pk_memcpy": """\
 def _pk_memcpy(dest, src, n, d0, s0):
     # .flat is row-major even for views; the read is a copy (memmove semantics)

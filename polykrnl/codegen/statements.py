@@ -33,6 +33,7 @@ from polykrnl.codegen.memory_ops import memory_call
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype, scalar_dtype
+from polykrnl.model.interpreter.memory import dense_array
 from polykrnl.model.poly import PolyProgram, Statement, is_pure
 
 
@@ -396,6 +397,8 @@ class StatementWriter:
             val = self.value(op.value)
             target = ast.Subscript(mem, ast.Constant(Ellipsis), ast.Store())
             self.out.append(ast.Assign([target], val))
+        elif isinstance(op, k.GlobalOp):
+            self.constant_data(op)
         elif isinstance(op, memref.AllocOp | memref.AllocaOp):
             t = op.results[0].type
             assert isinstance(t, MemRefType)
@@ -612,6 +615,29 @@ class StatementWriter:
             parts.append(ast.Slice(s, ast.BinOp(s, ast.Add(), ast.Constant(n))))
         return ast.Tuple(parts, ast.Load()) if len(parts) != 1 else parts[0]
 
+    def constant_data(self, op: k.GlobalOp) -> None:
+        """krnl.global: its data, written out as a read-only array (as the interpreter has it)."""
+        t = op.output.type
+        assert isinstance(t, MemRefType)
+        if op.value is None:
+            raise self.unsupported(
+                "krnl.global without a value attribute (data in an external file)",
+                "give the data as value = dense<...> : tensor<...>",
+            )
+        dtype = memref_dtype(t)
+        data = dense_array(op.value, dtype, t.get_shape())
+        if dtype.kind == "f":
+            items: list[ast.expr] = [
+                numpy_ops.float_const(float(x), dtype) for x in data.reshape(-1)
+            ]
+        else:
+            items = [ast.Constant(x.item()) for x in data.reshape(-1)]
+        array = call("np.array", ast.List(items, ast.Load()))
+        array.keywords = [ast.keyword("dtype", call("np.dtype", ast.Constant(dtype.str)))]
+        shape = ast.Tuple([ast.Constant(d) for d in t.get_shape()], ast.Load())
+        self.bind(op.results[0], call("_pk_constant", array, shape))
+        self.st.helpers.add("_pk_constant")
+
     def alloc(self, op: Operation, t: MemRefType) -> None:
         dyn = [self.value(x) for x in op.operands]
         shape: list[ast.expr] = []
@@ -639,6 +665,8 @@ def _index(subs: list[ast.expr]) -> ast.expr:
 
 def _vector_op(op: Operation) -> bool:
     """Ops that work on arrays over the vectorized loops (element ops and index values)."""
+    if any(isinstance(r.type, MemRefType) for r in op.results):
+        return False  # a choice or view of buffers is one buffer, not an array of them
     return numpy_ops.supported(op) or isinstance(op, k.GetInductionVarValueOp)
 
 

@@ -8,7 +8,14 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    VectorType,
+)
 from xdsl.ir import Operation
 
 from polykrnl.codegen.numpy_ops.core import (
@@ -264,6 +271,11 @@ def _cmpf(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
 
 @NUMPY.register(arith.SelectOp)
 def _select(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
+    if isinstance(op.results[0].type, MemRefType) and isinstance(op.operands[0].type, IntegerType):
+        # One buffer or the other (a scalar condition: memref values are never arrays
+        # over vectorized loops).
+        c, a, b = args
+        return [ast.IfExp(c, a, b)]
     (tc, ta, tb), (tr,) = operand_types(op)
     require(tc.kind == "b" and ta == tb == tr and tr.kind != "s")
     e = npcall("where", *args)

@@ -9,6 +9,7 @@ from xdsl.ir import Operation
 
 from polykrnl.model.poly.domains import Expr, map_results
 from polykrnl.model.poly.table import POLY, Accessor, OpModel, no_accesses, opaque
+from polykrnl.model.std_ext import MaxOp
 
 
 def _apply(op: Operation, expr: Expr) -> str | None:
@@ -29,6 +30,9 @@ def _store(op: Operation, expr: Expr, access: Accessor) -> None:
 
 
 POLY.add(OpModel(pure=True, accesses=no_accesses, index=_apply, index_final=True), affine.ApplyOp)
+# The least / greatest result of a map: fixed for the call outside every loop (then a
+# parameter); inside loops not affine, so what it indexes is approximated.
+POLY.add(OpModel(pure=True, accesses=no_accesses), affine.MinOp, MaxOp)
 POLY.add(
     OpModel(pure=True, load=True, reads_memory=True, accesses=_load, writes=False), affine.LoadOp
 )

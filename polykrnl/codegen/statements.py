@@ -666,8 +666,21 @@ def _index(subs: list[ast.expr]) -> ast.expr:
 def _vector_op(op: Operation) -> bool:
     """Ops that work on arrays over the vectorized loops (element ops and index values)."""
     if any(isinstance(r.type, MemRefType) for r in op.results):
-        return False  # a choice or view of buffers is one buffer, not an array of them
+        # A view or choice of buffers is one buffer, not an array of them: fine when
+        # nothing it depends on varies inside the loops.
+        return numpy_ops.supported(op) and all(_outside_loops(v) for v in op.operands)
     return numpy_ops.supported(op) or isinstance(op, k.GetInductionVarValueOp)
+
+
+def _outside_loops(v: SSAValue) -> bool:
+    """Whether `v` is defined outside every krnl.iterate (fixed while the loops run)."""
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    while op is not None:
+        if isinstance(op, k.IterateOp):
+            return False
+        op = op.parent_op()
+    return True
 
 
 def _iterator_plus_constant(e: ast.expr) -> tuple[str, int] | None:

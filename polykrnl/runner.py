@@ -129,7 +129,7 @@ def _random_array(
     if dtype.kind == "f":
         return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
     if dtype.kind == "b":
-        return rng.random(size=shape) < 0.5
+        return np.asarray(rng.random(size=shape) < 0.5)  # a 0-d array for rank 0, not a bool
     if dtype.kind == "i":
         return rng.integers(-10, 11, size=shape).astype(dtype)
     if dtype.kind == "u":

@@ -414,6 +414,12 @@ class StatementWriter:
         elif isinstance(op, scf.ExecuteRegionOp):
             results = self.result_locals(op)
             self.out += self.block_body(op.regions[0].block, results)
+        elif isinstance(op, k.DefineLoopsOp | k.BlockOp | k.PermuteOp | k.ParallelOp | k.UnrollOp):
+            # Handles and recipe: the nested krnl.iterate that binds the loops takes them
+            # as written, and refuses a recipe that would change their order.
+            pass
+        elif isinstance(op, k.IterateOp):
+            self.nested_iterate(op)
         elif isinstance(op, k.RegionOp | k.MovableOp):
             self.out += self.block_body(op.regions[0].block, [])  # a scope run in place
         elif isinstance(op, func.CallOp) and self.st.call_target is not None:
@@ -460,7 +466,7 @@ class StatementWriter:
         saved_out, saved_env = self.out, dict(self.env)
         self.out = []
         for op in block.ops:
-            if isinstance(op, scf.YieldOp | affine.YieldOp | k.TerminateOp):
+            if isinstance(op, scf.YieldOp | affine.YieldOp | k.YieldOp | k.TerminateOp):
                 if results:
                     vals = [self.value(x) for x in op.operands]
                     targets: list[ast.expr] = [store(r) for r in results]
@@ -508,6 +514,46 @@ class StatementWriter:
             cast = call(f"np.{scalar_dtype(iv.type).name}", name(it))
             body = [assign(it, cast), *body]
         self.out.append(ast.For(store(it), call("range", start, stop, inc), body, []))
+        for r, local in zip(op.results, state, strict=True):
+            self.env[r] = name(local)
+
+    def nested_iterate(self, op: k.IterateOp) -> None:
+        """A krnl.iterate inside a statement's region (under scf.if, say): its loops as
+        written, as Python loops (the polyhedral model saw the region as one statement)."""
+        handles = {e.handle for e in op.entries}
+        recipe = (k.BlockOp, k.PermuteOp)
+        if (
+            not op.entries
+            or set(op.optimized_loops) != handles
+            or any(isinstance(u.operation, recipe) for h in handles for u in h.uses)
+        ):
+            raise self.unsupported(
+                "a krnl.iterate with a recipe (or binding no loop) inside another op's region",
+                "move the nest out of the region, or drop its krnl.block / krnl.permute",
+            )
+        state = []
+        for a, init in zip(op.iter_args, op.iter_inits, strict=True):
+            local = self.st.names.fresh(a.name_hint or "acc")
+            self.out.append(assign(local, self.value(init)))
+            self.env[a] = name(local)
+            state.append(local)
+        headers: list[tuple[str, ast.expr]] = []
+        for e in op.entries:
+            it = self.st.names.fresh(e.iv.name_hint or "iv")
+            start = _bound(e.lb_map, [self.value(x) for x in e.lb_operands], "max")
+            stop = _bound(e.ub_map, [self.value(x) for x in e.ub_operands], "min")
+            self.env[e.iv] = name(it)
+            headers.append((it, call("range", start, stop)))
+        for inner in op.body.walk():
+            if isinstance(inner, k.GetInductionVarValueOp):
+                for h, r in zip(inner.loops, inner.results, strict=True):
+                    entry = next((e for e in op.entries if e.handle is h), None)
+                    if entry is not None:
+                        self.env[r] = self.env[entry.iv]
+        body = self.block_body(op.body.block, state)
+        for it, rng in reversed(headers):
+            body = [ast.For(store(it), rng, body, [])]
+        self.out += body
         for r, local in zip(op.results, state, strict=True):
             self.env[r] = name(local)
 

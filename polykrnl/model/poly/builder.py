@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import islpy as isl
 from xdsl.dialects import func
@@ -51,6 +52,7 @@ from polykrnl.model.poly.table import (
     opaque,
     operands_deep,
 )
+from polykrnl.model.poly.views import through_views
 
 # ------------------------------------------------------------------ building
 
@@ -530,9 +532,26 @@ class ProgramBuilder:
             if found is None:
                 return
             arr, aliased = found
-            if aliased:
+            mapped = (
+                through_views(v, cast(list[str], subs), expr)
+                if aliased and region is None and subs is not None and None not in subs
+                else None
+            )
+            if mapped is not None and mapped.subs is not None:
+                subs = mapped.subs
+                if mapped.span > 1:
+                    # Each element is `span` elements (bytes) of the buffer behind.
+                    last = len(subs) - 1
+                    region = [
+                        ("", f"_a{d} = {x}" if d < last else f"{x} <= _a{d} < {x} + {mapped.span}")
+                        for d, x in enumerate(subs)
+                    ]
+                    subs = None
+            elif aliased:
                 subs, region, may = None, None, True
                 why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+                if mapped is not None:
+                    why += f" ({mapped.blocker} has no exact map to it)"
             access(arr, subs, write, may, op, region, why)
 
         def import_value(v: SSAValue, op: Operation) -> None:

@@ -99,6 +99,16 @@ def test_views_of_one_pool_depend_where_their_bytes_overlap(
     }
     assert _flow_pairs(program, w, r) == expected
     assert not [a for s in program.statements for a in s.approximations]
+    # The interpreter and the NumPy kernel read the bytes NumPy's views of one byte
+    # buffer give (polykrnl fills a new integer buffer with zeros).
+    pool = np.zeros(32, np.int8)
+    pool[sa : sa + wa * na].view(DTYPES[ta])[:] = 1
+    want = pool[sb : sb + wb * nb].view(DTYPES[tb])
+    fn = pk.parse(src)["f"]
+    for run in (lambda **kw: pk.run_reference(fn, **kw), pk.compile(fn)):
+        out = np.zeros(nb, DTYPES[tb])
+        run(out=out)
+        np.testing.assert_array_equal(out, want)
 
 
 def test_temporaries_side_by_side_in_a_pool_leave_the_loops_parallel() -> None:

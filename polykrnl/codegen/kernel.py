@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
-from xdsl.ir import BlockArgument, OpResult, SSAValue
+from xdsl.ir import OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
@@ -36,7 +36,7 @@ from polykrnl.model.interpreter import (
     registered_calls,
     scalar_dtype,
 )
-from polykrnl.model.poly import DimParam, PolyProgram
+from polykrnl.model.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.recipe import schedule
@@ -242,9 +242,10 @@ def to_numpy(
     body = translator.node(build_ast(sched.tree))
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
+    returns = _returns(state, fn)
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
-    # Sizes the loops and subscripts do not use go.
-    used = {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name)}
+    # Sizes the loops, the subscripts and the results do not use go.
+    used = {n.id for st in [*body, *returns] for n in ast.walk(st) if isinstance(n, ast.Name)}
     prologue = [
         a
         for a in prologue
@@ -252,7 +253,6 @@ def to_numpy(
         or not isinstance(a.targets[0], ast.Name)
         or a.targets[0].id in used
     ]
-    returns = _returns(state, fn)
     entry = names.fresh(f"kernel_{fn.name}")
     func = ast.FunctionDef(
         entry,
@@ -363,27 +363,56 @@ def _with_deps(helpers: set[str]) -> list[str]:
 
 
 def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
+    """The kernel's return: the values the function returns, as its last statements.
+
+    A result is an argument, a buffer the function allocated (the kernel
+    allocates it too), a value kept by the statements (iter_args), or a pure
+    value of those computed after the loops: views of them (onnx-mlir returns a
+    memref.reinterpret_cast of an argument for a transpose that moves no data),
+    casts, sizes.
+    """
     term = fn.op.body.block.last_op
     if term is None or not isinstance(term, func.ReturnOp) or not term.operands:
         return []
-    out: list[ast.expr] = []
-    for v in term.operands:
+    out: list[ast.stmt] = []
+    env: dict[SSAValue, ast.expr] = {}
+
+    def value(v: SSAValue) -> ast.expr:
+        if v in env:
+            return env[v]
         if v in state.program.virtual:
-            out.append(ast.Subscript(name(state.dict_of(v)), ast.Tuple([], ast.Load())))
-        elif isinstance(v, BlockArgument) and v in state.args:
-            out.append(name(state.args[v]))
+            e: ast.expr = ast.Subscript(name(state.dict_of(v)), ast.Tuple([], ast.Load()))
+        elif v in state.args:
+            e = name(state.args[v])
         elif v in state.dicts:
-            # A buffer the function allocated (outside every loop): the kernel
-            # allocates it too, and hands it back.
-            out.append(ast.Subscript(name(state.dicts[v]), ast.Tuple([], ast.Load())))
+            e = ast.Subscript(name(state.dicts[v]), ast.Tuple([], ast.Load()))
+        elif (
+            isinstance(v, OpResult)
+            and v.op.parent_op() is fn.op
+            and is_pure(v.op)
+            and numpy_ops.supported(v.op)
+        ):
+            exprs = numpy_ops.emit(v.op, [value(x) for x in v.op.operands], state.helpers)
+            for r, x in zip(v.op.results, exprs, strict=True):
+                if isinstance(x, ast.Constant | ast.Name):
+                    env[r] = x  # emitters read constants (a dimension's number) inline
+                    continue
+                local = state.names.fresh(r.name_hint or "r")
+                out.append(assign(local, x))
+                env[r] = name(local)
+            return env[v]
         else:
             raise UnsupportedError(
                 "NumPy code generation: cannot return a value computed outside the loops",
                 location=fn.location(term),
-                hint="return values computed by krnl.iterate iter_args or arguments",
+                hint="return arguments, allocated buffers, iterate results, or views of them",
             )
-    value = out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
-    return [ast.Return(value)]
+        env[v] = e
+        return e
+
+    results = [value(v) for v in term.operands]
+    out.append(ast.Return(results[0] if len(results) == 1 else ast.Tuple(results, ast.Load())))
+    return out
 
 
 class _RegisteredCalls(dict[str, Any]):

@@ -112,7 +112,7 @@ def _reinterpret_cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
         values("static_strides"),
     )
     flat = method(src, "reshape", int_const(-1))
-    itemsize = ast.Attribute(flat, "itemsize", ast.Load())
+    itemsize = ast.Attribute(src, "itemsize", ast.Load())
     byte_strides: list[Expr] = [ast.BinOp(s, ast.Mult(), itemsize) for s in strides]
     strided = ast.Attribute(
         ast.Attribute(

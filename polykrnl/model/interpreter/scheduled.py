@@ -200,14 +200,18 @@ class _Runner:
                 continue
             self.ensure(v, s, loops_now)
 
-    def ensure(self, v: SSAValue, s: Statement, loops_now: tuple[int, ...]) -> None:
-        """Make `v` available: recompute an index computation, or fetch a kept value."""
+    def ensure(self, v: SSAValue, s: Statement | None, loops_now: tuple[int, ...]) -> None:
+        """Make `v` available: recompute an index computation, or fetch a kept value.
+
+        `s` is the statement that needs it (None: the function's results, of a
+        function without statements, which has no kept values).
+        """
         fr = self.frame
         if v in fr.env or isinstance(v.type, k.LoopType):
             return
         if isinstance(v, OpResult):
             op = v.op
-            if v in self.program.virtual:
+            if v in self.program.virtual and s is not None:
                 arr, def_loops = self.program.virtual[v]
                 fr.env[v] = self.store[(arr, self.key(s, loops_now, def_loops))]
                 return
@@ -217,12 +221,18 @@ class _Runner:
                 self.it.exec_op(op, fr)
                 return
             d = self.by_anchor.get(op)
-            if d is not None and (v, self.key(s, loops_now, d.dim_loops)) in self.store:
+            if (
+                d is not None
+                and s is not None
+                and (v, self.key(s, loops_now, d.dim_loops)) in self.store
+            ):
                 fr.env[v] = self.store[(v, self.key(s, loops_now, d.dim_loops))]
                 return
         raise InterpretError(
-            f"{_describe(v)} is not available to statement {s.label} in this order",
-            location=s.location,
+            f"{_describe(v)} is not available to "
+            + (f"statement {s.label}" if s is not None else "the results")
+            + " in this order",
+            location=s.location if s is not None else None,
             hint="the schedule runs this statement before the one that computes the value",
         )
 
@@ -240,10 +250,7 @@ class _Runner:
                 out.append(self.store[(arr, ())])
                 continue
             try:
-                dummy = self.program.statements[0] if self.program.statements else None
-                if dummy is None:
-                    raise Fail("no statement")
-                self.ensure(v, dummy, ())
+                self.ensure(v, self.program.statements[0] if self.program.statements else None, ())
             except (InterpretError, Fail, ValueError):
                 raise UnsupportedError(
                     f"cannot compute the result {_describe(v)} of @{self.fn.name} "

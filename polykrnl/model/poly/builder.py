@@ -5,11 +5,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import islpy as isl
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import IndexType, MemRefType
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.errors import Diagnostic, SourceLocation, UnsupportedError
 from polykrnl.model import dialect as k
@@ -44,7 +45,6 @@ from polykrnl.model.poly.program import (
 from polykrnl.model.poly.table import (
     POLY,
     Accessor,
-    OpModel,
     base,
     is_pure,
     is_terminator,
@@ -52,6 +52,7 @@ from polykrnl.model.poly.table import (
     opaque,
     operands_deep,
 )
+from polykrnl.model.poly.views import through_views
 
 # ------------------------------------------------------------------ building
 
@@ -532,14 +533,26 @@ class ProgramBuilder:
             if found is None:
                 return
             arr, aliased = found
-            if aliased:
-                exact = view_bytes(v, subs, region, expr)
-                if exact is not None:
-                    # An element of a view of a byte pool: exactly the bytes it occupies.
-                    subs, region = None, exact
-                else:
-                    subs, region, may = None, None, True
-                    why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+            mapped = (
+                through_views(v, cast(list[str], subs), expr)
+                if aliased and region is None and subs is not None and None not in subs
+                else None
+            )
+            if mapped is not None and mapped.subs is not None:
+                subs = mapped.subs
+                if mapped.span > 1:
+                    # Each element is `span` elements (bytes) of the buffer behind.
+                    last = len(subs) - 1
+                    region = [
+                        ("", f"_a{d} = {x}" if d < last else f"{x} <= _a{d} < {x} + {mapped.span}")
+                        for d, x in enumerate(subs)
+                    ]
+                    subs = None
+            elif aliased:
+                subs, region, may = None, None, True
+                why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+                if mapped is not None:
+                    why += f" ({mapped.blocker} has no exact map to it)"
             access(arr, subs, write, may, op, region, why)
 
         def import_value(v: SSAValue, op: Operation) -> None:
@@ -671,50 +684,6 @@ class ProgramBuilder:
             self.names.taken.add("_io")
             self.arrays["_io"] = ArrayInfo("_io", (), "io", virtual=True)
         return "_io"
-
-
-def view_bytes(
-    v: SSAValue,
-    subs: Sequence[str | None] | None,
-    region: Sequence[tuple[str, str]] | None,
-    expr: Expr,
-) -> list[tuple[str, str]] | None:
-    """The bytes of the pool that element `subs` of view `v` occupies, as constraints on
-    the pool's index `_a0` (None when `v` is not a memref.view of a 1-D byte buffer at an
-    affine byte shift, with static sizes after the first, and `subs` not all affine)."""
-    if not (isinstance(v, OpResult) and isinstance(v.op, memref.ViewOp)):
-        return None
-    pool, t = v.op.operands[0], v.type
-    pool_t = pool.type
-    if not (isinstance(t, MemRefType) and isinstance(pool_t, MemRefType)):
-        return None
-    if len(pool_t.get_shape()) != 1 or ((m := model_of_value(pool)) is not None and m.alias):
-        return None
-    shape = t.get_shape()
-    width = element_bytes(t.element_type)
-    shift = expr.of(v.op.operands[1])
-    if region is not None or subs is None or width is None or shift is None:
-        return None
-    if len(subs) != len(shape) or any(x is None for x in subs) or any(d < 0 for d in shape[1:]):
-        return None
-    terms, stride = [], 1
-    for d in range(len(shape) - 1, -1, -1):
-        terms.append(f"{stride * width} * ({subs[d]})")
-        stride *= shape[d] if d > 0 else 1
-    start = f"({shift}) + " + " + ".join(terms) if terms else f"({shift})"
-    return [("", f"{start} <= _a0 < {start} + {width}")]
-
-
-def model_of_value(v: SSAValue) -> OpModel | None:
-    return model_of(v.op) if isinstance(v, OpResult) else None
-
-
-def element_bytes(t: Attribute) -> int | None:
-    """How many bytes an element of type `t` takes in a buffer (None: not a scalar)."""
-    if isinstance(t, IndexType):
-        return 8
-    width = getattr(t, "bitwidth", None) or getattr(getattr(t, "width", None), "data", None)
-    return width // 8 if isinstance(width, int) and width % 8 == 0 else None
 
 
 def uses_inside(user: Operation, position: dict[Operation, int]) -> bool:

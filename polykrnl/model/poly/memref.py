@@ -1,14 +1,21 @@
 """The memref dialect in the polyhedral model.
 
 Loads and stores are exact. An allocation (or a free) writes its whole buffer,
-which orders it before (after) every use; views and casts are aliases: an
-access through one is a may-access of the whole buffer behind it.
+which orders it before (after) every use; views and casts are aliases, each
+with the map from its elements to its source's (`model/poly/views.py` follows
+accesses through them to the buffer behind). A view whose map is not affine
+(dynamic strides, a source with a strided layout) leaves accesses through it
+may-accesses of the whole buffer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 from xdsl.dialects import memref
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType
+from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model.poly.domains import Expr, dim_size
 from polykrnl.model.poly.table import (
@@ -21,7 +28,11 @@ from polykrnl.model.poly.table import (
     opaque,
     writes_result,
 )
+from polykrnl.model.poly.views import contiguous_shape, delinearize, element_bytes, linearize
 from polykrnl.model.std_ext import CastOp, ReshapeOp
+
+#: the static value MLIR writes for a dynamic offset, size or stride
+_DYNAMIC = -(2**63)
 
 
 def _copy(op: Operation, expr: Expr, access: Accessor) -> None:
@@ -48,16 +59,89 @@ POLY.add(
     memref.RankOp,
     memref.ExtractAlignedPointerAsIndexOp,
 )
-# Views: an access through one is a may-access of the whole buffer behind it
-# (two views of one i8 pool may overlap).
+
+
+# -- views: where the element at `subs` of the view is in its source
+
+
+def _same_element(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+    """A cast: the same subscripts (the same array, with another type)."""
+    src = op.operands[0].type
+    return list(subs) if isinstance(src, MemRefType) and len(src.get_shape()) == len(subs) else None
+
+
+def _reshape(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+    src, res = contiguous_shape(op.operands[0].type), contiguous_shape(op.results[0].type)
+    if src is None or res is None:
+        return None
+    return delinearize(linearize(subs, res), src)
+
+
+def _static(op: Operation, prop: str, dynamic: Sequence[SSAValue], expr: Expr) -> list[str] | None:
+    """Static offsets (sizes, strides) with the dynamic ones as isl expressions."""
+    values = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
+    it = iter(dynamic)
+    out: list[str] = []
+    for x in values:
+        e = expr.of(next(it)) if x == _DYNAMIC else str(int(x))
+        if e is None:
+            return None
+        out.append(e)
+    return out
+
+
+def _int_strides(op: Operation) -> list[int] | None:
+    """The strides, when all static (a dynamic stride times a subscript is not affine)."""
+    values = cast(DenseArrayBase[Any], op.properties["static_strides"]).get_values()
+    return None if any(x == _DYNAMIC for x in values) else [int(x) for x in values]
+
+
+def _reinterpret_cast(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+    op = cast(memref.ReinterpretCastOp, op)
+    src = contiguous_shape(op.source.type)
+    offsets = _static(op, "static_offsets", op.offsets, expr)
+    strides = _int_strides(op)
+    if src is None or offsets is None or strides is None or len(strides) != len(subs):
+        return None
+    flat = " + ".join(
+        [f"({offsets[0]})", *(f"{s}*({x})" for s, x in zip(strides, subs, strict=True))]
+    )
+    return delinearize(flat, src)
+
+
+def _subview(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+    op = cast(memref.SubviewOp, op)
+    offsets = _static(op, "static_offsets", op.offsets, expr)
+    strides = _int_strides(op)
+    if offsets is None or strides is None or not (len(offsets) == len(strides) == len(subs)):
+        return None  # a rank-reducing subview: which dimensions it drops is not kept here
+    return [f"({o}) + {s}*({x})" for o, s, x in zip(offsets, strides, subs, strict=True)]
+
+
+def _view(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+    """`memref.view %pool[%shift][sizes]`: the first byte of the element in the pool."""
+    op = cast(memref.ViewOp, op)
+    res = contiguous_shape(op.results[0].type)
+    shift = expr.of(op.byte_shift)
+    res_type = op.results[0].type
+    assert isinstance(res_type, MemRefType)
+    width = element_bytes(res_type.element_type)
+    if res is None or shift is None or width is None:
+        return None
+    return [f"({shift}) + {width}*({linearize(subs, res)})"]
+
+
 POLY.add(
-    OpModel(pure=True, alias=True, accesses=no_accesses),
+    OpModel(pure=True, alias=True, accesses=no_accesses, view=_same_element),
     memref.CastOp,
     CastOp,
-    memref.SubviewOp,
-    memref.ReinterpretCastOp,
     memref.AssumeAlignmentOp,
-    memref.ViewOp,
-    ReshapeOp,
 )
+POLY.add(OpModel(pure=True, alias=True, accesses=no_accesses, view=_subview), memref.SubviewOp)
+POLY.add(
+    OpModel(pure=True, alias=True, accesses=no_accesses, view=_reinterpret_cast),
+    memref.ReinterpretCastOp,
+)
+POLY.add(OpModel(pure=True, alias=True, accesses=no_accesses, view=_view), memref.ViewOp)
+POLY.add(OpModel(pure=True, alias=True, accesses=no_accesses, view=_reshape), ReshapeOp)
 POLY.add(OpModel(accesses=opaque), memref.AllocaScopeOp)

@@ -45,6 +45,9 @@ class Accessor(Protocol):
 AccessFn = Callable[[Operation, "Expr", Accessor], None]
 #: the isl expression of an index value an op computes (None: not affine)
 IndexFn = Callable[[Operation, "Expr"], str | None]
+#: for a view op: the subscripts of the element of its source that the element
+#: at the given subscripts of its result is (isl expressions); None: not known
+ViewFn = Callable[[Operation, Sequence[str], "Expr"], list[str] | None]
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class OpModel:
     load: bool = False
     #: a view of its first operand (a cast, a subview): accesses through it touch that
     alias: bool = False
+    #: for an alias, where its elements are in its source (None: anywhere in it)
+    view: ViewFn | None = None
     #: allocates a buffer of its own (its result is an array of the model)
     allocates: bool = False
     #: names constant storage of the module (a global): an array of the model

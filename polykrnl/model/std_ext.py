@@ -12,20 +12,30 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.arith import FloatingPointLikeBinaryOperation
-from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, IndexType, IntegerType, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.arith import FastMathFlagsAttr, FloatingPointLikeBinaryOperation
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -55,6 +65,161 @@ class IndexCastUIOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     verify_ = arith.IndexCastOp.verify_
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """`arith.select %c, %a, %b : T` or, with a vector of conditions (one per lane),
+    `... : vector<Nxi1>, vector<NxT>`: xDSL's class reads only the first form; this one
+    replaces it when parsing."""
+
+    name = "arith.select"
+
+    cond = operand_def(base(IntegerType) | base(VectorType))
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+
+    traits = traits_def(Pure())
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> None:
+        super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SelectOp:
+        names = [parser.parse_unresolved_operand()]
+        for _ in range(2):
+            parser.parse_punctuation(",")
+            names.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = [parser.parse_type()]
+        if parser.parse_optional_punctuation(",") is not None:
+            types.append(parser.parse_type())
+        cond_t: Attribute = types[0] if len(types) == 2 else IntegerType(1)
+        t = types[-1]
+        c, a, b = (
+            parser.resolve_operand(n, ty) for n, ty in zip(names, (cond_t, t, t), strict=True)
+        )
+        op = cls(c, a, b)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        if isinstance(self.cond.type, VectorType):
+            printer.print_attribute(self.cond.type)
+            printer.print_string(", ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        c, a, b, r = self.cond.type, self.lhs.type, self.rhs.type, self.result.type
+        if not (a == b == r):
+            raise VerifyException(f"arith.select of {a} and {b} into {r}: one type for all")
+        if isinstance(c, VectorType):
+            if c.element_type != IntegerType(1) or not (
+                isinstance(r, VectorType) and c.get_shape() == r.get_shape()
+            ):
+                raise VerifyException(f"arith.select's condition {c} must match {r}, lane for lane")
+        elif c != IntegerType(1):
+            raise VerifyException(f"arith.select's condition must be i1, got {c}")
+
+
+def _i1_like(t: Attribute) -> Attribute:
+    """i1, or a vector of i1 of `t`'s shape: what a comparison of `t` values gives."""
+    return (
+        VectorType(IntegerType(1), t.get_shape()) if isinstance(t, VectorType) else IntegerType(1)
+    )
+
+
+class _Compare(IRDLOperation):
+    """arith.cmpf / arith.cmpi with MLIR's result type: i1, or vector<...xi1> for vectors
+    (xDSL's classes give i1 for every operand type; these replace them when parsing)."""
+
+    PREDICATES: ClassVar[list[str]]
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    predicate = prop_def(IntegerAttr)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: int) -> None:
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[_i1_like(lhs.type)],
+            properties={"predicate": IntegerAttr(predicate, 64)},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _Compare:
+        at = parser.pos
+        word = parser.parse_identifier()
+        if word not in cls.PREDICATES:
+            parser.raise_error(
+                f"unknown predicate {word} (one of {', '.join(cls.PREDICATES)})", at_position=at
+            )
+        parser.parse_punctuation(",")
+        a = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        b = parser.parse_unresolved_operand()
+        fastmath = None
+        if parser.parse_optional_keyword("fastmath"):
+            fastmath = FastMathFlagsAttr(FastMathFlagsAttr.parse_parameter(parser))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(a, t), parser.resolve_operand(b, t), cls.PREDICATES.index(word)
+        )
+        if fastmath is not None and fastmath != FastMathFlagsAttr("none"):
+            op.properties["fastmath"] = fastmath
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.PREDICATES[self.predicate.value.data]}, ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        fastmath = self.properties.get("fastmath")
+        if isinstance(fastmath, FastMathFlagsAttr) and fastmath != FastMathFlagsAttr("none"):
+            printer.print_string(" fastmath")
+            fastmath.print_parameter(printer)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+    def verify_(self) -> None:
+        a, b, r = self.lhs.type, self.rhs.type, self.result.type
+        if a != b:
+            raise VerifyException(f"{self.name} compares values of one type, got {a} and {b}")
+        if r != _i1_like(a):
+            raise VerifyException(f"{self.name} of {a} gives {_i1_like(a)}, not {r}")
+        if not 0 <= self.predicate.value.data < len(self.PREDICATES):
+            raise VerifyException(f"{self.name} predicate {self.predicate.value.data} is unknown")
+
+
+@irdl_op_definition
+class CmpfOp(_Compare):
+    name = "arith.cmpf"
+    PREDICATES: ClassVar[list[str]] = list(arith.CMPF_COMPARISON_OPERATIONS)
+    fastmath = opt_prop_def(FastMathFlagsAttr)
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: int) -> None:
+        super().__init__(lhs, rhs, predicate)
+        # As MLIR's (and xDSL's) generic form shows it: the property is always there.
+        self.properties["fastmath"] = FastMathFlagsAttr("none")
+
+
+@irdl_op_definition
+class CmpiOp(_Compare):
+    name = "arith.cmpi"
+    PREDICATES: ClassVar[list[str]] = list(arith.CMPI_COMPARISON_OPERATIONS)
 
 
 # ------------------------------------------------------------------ math
@@ -206,7 +371,19 @@ def _count(shape: Sequence[int]) -> int:
     return n
 
 
-STD_EXT_OPS = (RemFOp, IndexCastUIOp, IsNaNOp, IsInfOp, IsFiniteOp, MaxOp, ReshapeOp, CastOp)
+STD_EXT_OPS = (
+    RemFOp,
+    IndexCastUIOp,
+    SelectOp,
+    CmpfOp,
+    CmpiOp,
+    IsNaNOp,
+    IsInfOp,
+    IsFiniteOp,
+    MaxOp,
+    ReshapeOp,
+    CastOp,
+)
 
 #: xDSL ops that polykrnl's own class of the same name replaces when parsing
-REPLACED = frozenset({memref.CastOp})
+REPLACED = frozenset({memref.CastOp, arith.SelectOp, arith.CmpfOp, arith.CmpiOp})

@@ -158,3 +158,42 @@ def test_vector_accesses_are_runs_in_the_polyhedral_model() -> None:
     report = pk.check(pk.parse(LANES)["lanes"])
     assert [lv.status for lv in report.loops] == ["parallel"]
     assert report.approximations == ()
+
+
+SELECT = """
+func.func @relu_like(%a: memref<8xf32>, %m: memref<8xi32>,
+                     %out: memref<8xf32>, %pos: memref<8xi32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %izero = arith.constant dense<0> : vector<8xi32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 1) {
+    %v = vector.load %a[%c0] : memref<8xf32>, vector<8xf32>
+    %neg = arith.cmpf olt, %v, %zero : vector<8xf32>
+    %r = arith.select %neg, %zero, %v : vector<8xi1>, vector<8xf32>
+    vector.store %r, %out[%c0] : memref<8xf32>, vector<8xf32>
+    %w = vector.load %m[%c0] : memref<8xi32>, vector<8xi32>
+    %gt = arith.cmpi ugt, %w, %izero : vector<8xi32>
+    %one = arith.constant dense<1> : vector<8xi32>
+    %p = arith.select %gt, %one, %izero : vector<8xi1>, vector<8xi32>
+    vector.store %p, %pos[%c0] : memref<8xi32>, vector<8xi32>
+  }
+  return
+}
+"""
+
+
+def test_comparisons_and_selects_lane_by_lane() -> None:
+    # arith.cmpf / cmpi of vectors give vector<8xi1> (xDSL's own classes give i1), and
+    # arith.select takes a vector of conditions in MLIR's two-type syntax.
+    printed = pk.parse(SELECT).print()
+    assert ": vector<8xi1>, vector<8xf32>" in printed
+    assert pk.parse(printed).print() == printed
+    fn = pk.parse(SELECT)["relu_like"]
+    a = np.array([-1, 2, -0.5, 0, 3, -7, 1, np.nan], np.float32)
+    m = np.array([0, 1, -1, 5, 0, -3, 2, 7], np.int32)
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        out, pos = np.zeros(8, np.float32), np.zeros(8, np.int32)
+        run(fn, a=a, m=m, out=out, pos=pos)
+        np.testing.assert_array_equal(out, np.where(a < 0, 0, a))  # NaN < 0 is false
+        np.testing.assert_array_equal(pos, (m.view(np.uint32) > 0).astype(np.int32))

@@ -47,7 +47,7 @@ from polykrnl.codegen.numpy_ops.core import (
 from polykrnl.model.interpreter import make_value
 from polykrnl.model.interpreter.memory import dense_array
 from polykrnl.model.registry import OpClass
-from polykrnl.model.std_ext import IndexCastUIOp, RemFOp
+from polykrnl.model.std_ext import CmpfOp, CmpiOp, IndexCastUIOp, RemFOp, SelectOp
 
 # -- constants
 
@@ -206,7 +206,7 @@ _SWAPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 
 
-@NUMPY.register(arith.CmpiOp)
+@NUMPY.register(arith.CmpiOp, CmpiOp)
 def _cmpi(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     (ta, tb), (tr,) = operand_types(op)
     require(ta == tb and ta.kind in INT_KINDS and tr.kind == "b")
@@ -241,7 +241,7 @@ def _isnan(e: Expr) -> Expr:
     return npcall("isnan", e)
 
 
-@NUMPY.register(arith.CmpfOp)
+@NUMPY.register(arith.CmpfOp, CmpfOp)
 def _cmpf(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     (ta, tb), (tr,) = operand_types(op)
     require(ta == tb and ta.kind == "f" and tr.kind == "b")
@@ -269,7 +269,7 @@ def _cmpf(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     return [inv(rel(opposite))]
 
 
-@NUMPY.register(arith.SelectOp)
+@NUMPY.register(arith.SelectOp, SelectOp)
 def _select(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     if isinstance(op.results[0].type, MemRefType) and isinstance(op.operands[0].type, IntegerType):
         # One buffer or the other (a scalar condition: memref values are never arrays

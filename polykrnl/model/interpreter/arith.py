@@ -36,7 +36,7 @@ from polykrnl.model.interpreter.values import (
     scalar_dtype,
     wrap_int,
 )
-from polykrnl.model.std_ext import IndexCastUIOp, RemFOp
+from polykrnl.model.std_ext import CmpfOp, CmpiOp, IndexCastUIOp, RemFOp, SelectOp
 
 # ------------------------------------------------------------------ arith
 
@@ -156,17 +156,20 @@ _CMPI: tuple[Callable[[int, int, int], bool], ...] = (
 )
 
 
-@INTERPRET.register(arith.CmpiOp)
+@INTERPRET.register(arith.CmpiOp, CmpiOp)
 def _cmpi(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     pred = cast(IntegerAttr[Any], op.properties["predicate"]).value.data
     a, b = (fr.get(v) for v in op.operands)
     w = int_width(op.operands[0].type)
+    if isinstance(a, np.ndarray):  # vectors: lane by lane, on the canonical integers
+        lanes = [_CMPI[pred](int(x), int(y), w) for x, y in zip(a.flat, b.flat, strict=True)]
+        return [np.array(lanes, dtype=np.bool_).reshape(a.shape)]
     if isinstance(op.operands[0].type, IndexType):
         a, b = wrap_int(a, IntegerType(64)), wrap_int(b, IntegerType(64))
     return [int(_CMPI[pred](a, b, w))]
 
 
-@INTERPRET.register(arith.CmpfOp)
+@INTERPRET.register(arith.CmpfOp, CmpfOp)
 def _cmpf(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     pred = cast(IntegerAttr[Any], op.properties["predicate"]).value.data
     a, b = (fr.get(v) for v in op.operands)
@@ -196,7 +199,7 @@ def _cmpf(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     return [r.astype(np.bool_) if isinstance(r, np.ndarray) else int(bool(r))]
 
 
-@INTERPRET.register(arith.SelectOp)
+@INTERPRET.register(arith.SelectOp, SelectOp)
 def _select(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     c, a, b = (fr.get(v) for v in op.operands)
     if isinstance(c, np.ndarray):

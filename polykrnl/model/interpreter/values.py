@@ -67,6 +67,8 @@ def memref_shape(t: MemRefType) -> tuple[int | None, ...]:
 
 
 def int_width(t: Attribute) -> int:
+    if isinstance(t, VectorType):
+        t = t.element_type  # a lane's width
     if isinstance(t, IntegerType):
         return t.width.data
     if isinstance(t, IndexType):

@@ -21,17 +21,23 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    IndexType,
     IntAttr,
     StringAttr,
+    TensorType,
+    UnrankedTensorType,
 )
 from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError as XParseError
 from xdsl.utils.lexer import Span
 
 from polykrnl.errors import ParseError, SourceLocation
 from polykrnl.model.dialect import Krnl
+from polykrnl.model.dialect.access import parse_access_map
 from polykrnl.model.ir import LineIndex, Module
+from polykrnl.model.source_text import for_xdsl
 from polykrnl.model.std_ext import REPLACED, STD_EXT_OPS
 from polykrnl.model.std_vector import STD_VECTOR_OPS
 
@@ -84,11 +90,15 @@ class _LocatingParser(Parser):
             for i, v in enumerate(values):
                 self.source_names[v] = f"%{name}#{i}"
 
+    def parse_affine_map_of_ssa_ids(self) -> tuple[AffineMap, Sequence[SSAValue[IndexType]]]:
+        # affine.load/store and krnl's access ops: with `%l#0` and `symbol(%n)`, as MLIR
+        # writes them, which xDSL's own reader refuses.
+        m, values = parse_access_map(self)
+        return m, cast(list[SSAValue[IndexType]], values)
+
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
         op = super().parse_operation()
-        if isinstance(op.location, FileLineColLoc):
-            return op  # an explicit loc(...) in the text wins
         name_re = re.compile(r'(?<![%\w.$#"])"?' + re.escape(op.name) + r"\b")
         m = name_re.search(self._index.text, start)
         offset = m.start() + (1 if m and m.group().startswith('"') else 0) if m else start
@@ -190,34 +200,6 @@ def _parse_error(index: LineIndex, filename: str, span: Span[str] | None, msg: s
 _COMMENT_OR_SPACE = re.compile(r"(\s|//[^\n]*)*")
 
 
-_SHAPED = re.compile(r"\b(?:memref|vector|tensor)<")
-_SPACED_X = re.compile(r"(?<=[\d?\]])(\s*)x(\s+)(?=[\w?\[!])")
-
-
-def _tight_shapes(text: str) -> str:
-    """`memref<10 x f32>` (valid MLIR) as `memref<10  xf32>`, which xDSL reads.
-
-    Spaces after a shape's `x` move before it, so every other token keeps its
-    line and column (error locations stay exact).
-    """
-    out: list[str] = []
-    pos = 0
-    for m in _SHAPED.finditer(text):
-        if m.start() < pos:
-            continue  # nested in a type already rewritten
-        depth, end = 0, m.end() - 1
-        while end < len(text):
-            depth += {"<": 1, ">": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-            end += 1
-        out.append(text[pos : m.end()])
-        out.append(_SPACED_X.sub(lambda x: x[1] + x[2] + "x", text[m.end() : end]))
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def parse(text: str, filename: str = "<string>") -> Module:
     """Parse Krnl MLIR text (a `module` or bare functions) into a :class:`Module`.
 
@@ -241,7 +223,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
     _check_op_names(text, index, filename)
     parser: _LocatingParser | None = None
     try:
-        parser = _LocatingParser(_tight_shapes(text), filename)
+        parser = _LocatingParser(for_xdsl(text), filename)
         op = parser.parse_module()
     except XParseError as e:
         better, msg = _better_error(text, cast(Span[str], e.span), e.msg)
@@ -253,6 +235,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
         raise _parse_error(index, filename, span, f"cannot parse this op: {e}") from None
     module = Module(op, source=text, filename=filename, source_names=parser.source_names)
     _check_single_blocks(module)
+    _check_memref_signatures(module)
     _hex_floats_as_bits(module)
     return module
 
@@ -344,6 +327,40 @@ def _check_op_names(text: str, index: LineIndex, filename: str) -> None:
             hint="polykrnl reads the " + ", ".join(sorted(known)) + " dialects; `polykrnl ops` "
             "lists every op and what each stage supports",
         )
+
+
+def _check_memref_signatures(module: Module) -> None:
+    """A function with a body takes and returns memrefs and scalars, never tensors.
+
+    Tensors are the values of ONNX-level functions, which onnx-mlir's lowering turns
+    into memrefs; a tensor left in a signature means the function was not lowered.
+    """
+    for op in module.op.walk():
+        if not isinstance(op, func.FuncOp) or not op.body.blocks:
+            continue
+        ftype = op.function_type
+        for what, types in (("takes", ftype.inputs.data), ("returns", ftype.outputs.data)):
+            tensor = next(
+                (t for t in types if isinstance(t, TensorType | UnrankedTensorType)), None
+            )
+            if tensor is None:
+                continue
+            loc = module.location(op)
+            index = module.line_index
+            if loc is not None and index is not None:
+                start = index.starts[loc.line - 1] + loc.column - 1
+                body = index.text.find("{", start)
+                at = index.text.find("tensor<", start, body if body >= 0 else len(index.text))
+                if at >= 0:
+                    loc = index.location(module.filename, at, len("tensor"))
+            raise ParseError(
+                f"not Krnl: @{op.sym_name.data} {what} {tensor}, a tensor: the function is "
+                "at the ONNX level, before its lowering to Krnl (whose functions take and "
+                "return memrefs)",
+                location=loc,
+                hint="lower this function with onnx-mlir first (onnx-mlir-opt "
+                "--convert-onnx-to-krnl), then give polykrnl the Krnl it writes",
+            )
 
 
 def _check_single_blocks(module: Module) -> None:

@@ -295,7 +295,7 @@ class _FunctionChecks:
                 self.check_get_iv(op)
             elif isinstance(op, k.MatMulOp):
                 self.check_matmul(op)
-            elif isinstance(op, k.CopyToTileBufferOp | k.CopyFromTileBufferOp):
+            elif isinstance(op, SelfChecks):  # tile copies, access ops: checks of their own
                 self.check_op_problems(op)
             elif isinstance(op, k.SpecializedKernelOp):
                 for h in op.loops:
@@ -477,10 +477,9 @@ class _FunctionChecks:
             + "]",
         )
 
-    def check_op_problems(
-        self, op: k.MatMulOp | k.CopyToTileBufferOp | k.CopyFromTileBufferOp
-    ) -> None:
+    def check_op_problems(self, op: Operation) -> None:
         """The op's own structural checks (in its class), with the source's value names."""
+        assert isinstance(op, SelfChecks)
         for message, hint in op.problems(self.name):
             self.error(op, message, hint)
 

@@ -223,7 +223,9 @@ def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
         elif a.subscripts is not None:
             # From the subscripts as written, not from the relation (which isl may
             # simplify with the domain, e.g. to a constant on a one-point domain).
-            text = _format_subscripts(a.array, a.subscripts, len(s.loops), loop_names, program)
+            written = _format_subscripts(a.array, a.subscripts, len(s.loops), loop_names, program)
+            # A piecewise subscript (affine.min/max) is shown from the relation.
+            text = written or _format_access(a.array, a.relation, names, params)
         else:
             text = _format_access(a.array, a.relation, names, params)
         target = writes if a.write else reads
@@ -235,12 +237,15 @@ def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
 
 def _format_subscripts(
     array: str, subs: tuple[str, ...], n_loops: int, names: list[str], program: PolyProgram
-) -> str:
+) -> str | None:
     loops = ", ".join(f"_l{n}" for n in range(n_loops))
     params = ", ".join(program.params)
     out: list[str] = []
     for e in subs:
-        aff = isl.Aff(f"[{params}] -> {{ [{loops}] -> [({e})] }}")
+        try:
+            aff = isl.Aff(f"[{params}] -> {{ [{loops}] -> [({e})] }}")
+        except isl.Error:
+            return None  # not one affine function: min/max of several
         text = _format_aff(aff, names, program.param_display)
         if text is None:
             return f"{array}[..]"

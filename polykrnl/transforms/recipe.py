@@ -21,9 +21,11 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
+    AffineBinaryOpKind,
     AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
+    AffineMap,
     AffineSymExpr,
 )
 
@@ -32,6 +34,7 @@ from polykrnl.model import dialect as k
 from polykrnl.model.ir import Function, location_of
 from polykrnl.model.nest import IVBound, Loop, MapBound
 from polykrnl.model.poly import POLY, PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
+from polykrnl.model.std_ext import MaxOp
 from polykrnl.transforms.bounds import Bound, Ref
 from polykrnl.transforms.core import (
     LoopInfo,
@@ -175,8 +178,8 @@ def _info(
         v = _dim_value(by_name[s], name)
         if v is not None:
             values[s] = v
-    lbs = _bounds(program, lp.lbs, lp)
-    ubs = _bounds(program, lp.ubs, lp)
+    lbs = _bounds(program, lp.lbs, lp, lower=True)
+    ubs = _bounds(program, lp.ubs, lp, lower=False)
     return LoopInfo(name, "loop", name, name, lbs, ubs, lp.step, values)
 
 
@@ -258,10 +261,10 @@ def _stmt_names(nodes: Sequence[SNode]) -> list[str]:
 
 
 def _bounds(
-    program: PolyProgram, bounds: Sequence[MapBound | IVBound], lp: Loop
+    program: PolyProgram, bounds: Sequence[MapBound | IVBound], lp: Loop, lower: bool
 ) -> tuple[Bound, ...]:
     out: list[Bound] = []
-    for b in bounds:
+    for b in (x for bd in bounds for x in _spread(program, bd, lower)):
         if isinstance(b, IVBound):  # pragma: no cover - original loops have map bounds
             out.append(Bound.value_plus(program.loop_names[b.current], b.offset))
             continue
@@ -275,6 +278,65 @@ def _bounds(
         for r in m.results:
             out.append(Bound(_substitute(r, exprs, m.num_dims), tuple(refs)))
     return tuple(out)
+
+
+def _spread(program: PolyProgram, b: MapBound | IVBound, lower: bool) -> list[MapBound | IVBound]:
+    """`b` as several bounds when an operand is the least (of an upper bound) or the
+    greatest (of a lower bound) of several affine values, and `b` grows with it.
+
+    A loop runs below each of its upper bounds and above each lower bound, so
+    `to f(affine.min(g1, g2))` is exactly `to min(f(g1), f(g2))` for a non-decreasing `f`.
+    """
+    if isinstance(b, IVBound):  # pragma: no cover - original loops have map bounds
+        return [b]
+    m, n = b.map, len(b.operands)
+    for at, v in enumerate(b.operands):
+        if v in program.symbols or not isinstance(v, OpResult):
+            continue
+        if not isinstance(v.op, MaxOp if lower else affine.MinOp):
+            continue
+        pos = AffineDimExpr(at) if at < m.num_dims else AffineSymExpr(at - m.num_dims)
+        growth = {_growth(r, pos) for r in m.results}
+        if not growth <= {0, 1}:
+            continue  # the bound does not grow with it
+        inner_map = v.op.map.data
+        kept = (*b.operands[:at], *b.operands[at + 1 :])  # the value gives way to its operands
+        inner_args = [AffineDimExpr(n - 1 + i) for i in range(len(v.op.operands))]
+        out: list[MapBound | IVBound] = []
+        for g in inner_map.results:
+            args: list[AffineExpr] = [AffineDimExpr(i - (i > at)) for i in range(n)]
+            args[at] = _substitute(g, inner_args, inner_map.num_dims)
+            results = tuple(_substitute(r, args, m.num_dims) for r in m.results)
+            operands = (*kept, *v.op.operands)
+            whole = MapBound(AffineMap(len(operands), 0, results), operands)
+            out += _spread(program, whole, lower)
+        return out
+    return [b]
+
+
+def _growth(e: AffineExpr, x: AffineExpr) -> int | None:
+    """1 if `e` never decreases as `x` grows, -1 if it never increases, 0 if `e` does
+    not use `x`, None if it does both (a `mod`, a product of two unknowns)."""
+    if isinstance(e, AffineDimExpr | AffineSymExpr):
+        return 1 if e == x else 0
+    if not isinstance(e, AffineBinaryOpExpr):
+        return 0
+    lhs, rhs = _growth(e.lhs, x), _growth(e.rhs, x)
+    if e.kind == AffineBinaryOpKind.Add:
+        if lhs is None or rhs is None or lhs * rhs < 0:
+            return None
+        return lhs or rhs
+    if e.kind == AffineBinaryOpKind.Mul:
+        for var, const in ((lhs, e.rhs), (rhs, e.lhs)):
+            if isinstance(const, AffineConstantExpr):
+                sign = (const.value > 0) - (const.value < 0)
+                return None if var is None else var * sign
+        return None if lhs or rhs else 0
+    if e.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
+        if isinstance(e.rhs, AffineConstantExpr) and e.rhs.value > 0:
+            return lhs
+        return None if lhs or rhs else 0
+    return None if lhs or rhs else 0  # mod
 
 
 def _substitute(e: AffineExpr, args: Sequence[AffineExpr], ndims: int) -> AffineExpr:

@@ -300,6 +300,9 @@ def float_unary_cases() -> Iterator[Case]:
                 if prefix == "krnl":
                     text += f" : ({t}) -> {t}"
                 yield Case(f"{op}:{t}", text, (t,), t, inputs)
+        # Krnl spells math.roundeven round_even (ties to even, as math's).
+        text = f'%r = "krnl.round_even"(%a0) : ({t}) -> {t}'
+        yield Case(f"krnl.round_even:{t}", text, (t,), t, inputs)
         for op in ("math.isinf", "math.isnan", "krnl.isinf", "krnl.isnan", "math.isfinite"):
             text = f'%r = "{op}"(%a0) : ({t}) -> i1'
             yield Case(f"{op}:{t}", text, (t,), "i1", inputs)
@@ -918,6 +921,7 @@ RECIPE = {
     "krnl.movable",
     "krnl.parallel",
     "krnl.permute",
+    "krnl.prefetch",  # a cache hint: no value, no part in the statements
     "krnl.region",
     "krnl.runtime_instrument",
     "krnl.specialized_kernel",
@@ -941,6 +945,8 @@ def test_every_translated_op_is_tested() -> None:
     # == NumPy) and the differential test over tests/corpus/onnx_*.mlir.
     tested |= {"memref.cast", "memref.dim", "krnl.dim", "memref.reshape", "memref.view"}
     tested |= {"memref.reinterpret_cast", "builtin.unrealized_conversion_cast"}
+    # tests/model/test_parse_onnx_mlir_syntax.py: kernel == interpreter == NumPy.
+    tested |= {"krnl.get_linear_offset_index"}
     # Vector ops (lanes): tests/model/test_vector_ops.py, kernel == interpreter == NumPy.
     tested |= {n for n in numpy_ops.op_names() if n.startswith("vector.")}
     assert set(numpy_ops.op_names()) - tested == set()

@@ -34,7 +34,8 @@ from polykrnl.codegen.numpy_ops.core import (
 from polykrnl.model.std_ext import MaxOp
 
 
-def _affine(e: AffineExpr, dims: Sequence[Expr], syms: Sequence[Expr]) -> Expr:
+def affine_value(e: AffineExpr, dims: Sequence[Expr], syms: Sequence[Expr]) -> Expr:
+    """`e` as a Python expression over the values of its dims and symbols."""
     if isinstance(e, AffineConstantExpr):
         return int_const(e.value)
     if isinstance(e, AffineDimExpr):
@@ -51,16 +52,16 @@ def _affine(e: AffineExpr, dims: Sequence[Expr], syms: Sequence[Expr]) -> Expr:
             and isinstance(rhs.rhs, AffineConstantExpr)
             and rhs.rhs.value < 0
         ):
-            lhs = _affine(e.lhs, dims, syms)
-            y = _affine(rhs.lhs, dims, syms)
+            lhs = affine_value(e.lhs, dims, syms)
+            y = affine_value(rhs.lhs, dims, syms)
             c = -rhs.rhs.value
             if c != 1:
                 return binop(lhs, ast.Sub(), binop(y, ast.Mult(), ast.Constant(c)))
             if isinstance(y, ast.UnaryOp) and isinstance(y.op, ast.USub):  # x - -(z): x + z
                 return binop(lhs, ast.Add(), y.operand)
             return binop(lhs, ast.Sub(), y)
-        return offset(_affine(e.lhs, dims, syms), _affine(rhs, dims, syms), True)
-    lhs, rhs_e = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
+        return offset(affine_value(e.lhs, dims, syms), affine_value(rhs, dims, syms), True)
+    lhs, rhs_e = affine_value(e.lhs, dims, syms), affine_value(e.rhs, dims, syms)
     if kind == AffineBinaryOpKind.Mul:
         if isinstance(e.rhs, AffineConstantExpr) and e.rhs.value == -1:
             return neg(lhs)
@@ -85,7 +86,7 @@ def _affine_map(fold: str | None) -> Emitter:
         m = cast(AffineMapAttr, attr).data
         require(m.num_dims + m.num_symbols == len(args) and len(m.results) >= 1)
         dims, syms = args[: m.num_dims], args[m.num_dims :]
-        results = [_affine(r, dims, syms) for r in m.results]
+        results = [affine_value(r, dims, syms) for r in m.results]
         if fold is None or len(results) == 1:
             return results[:1]
         e = results[0]

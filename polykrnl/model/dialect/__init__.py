@@ -15,6 +15,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
+from polykrnl.model.dialect.access import GetLinearOffsetIndexOp, PrefetchOp
 from polykrnl.model.dialect.loops import (
     BlockOp,
     DefineLoopsOp,
@@ -65,6 +66,7 @@ from polykrnl.model.dialect.scalar import (
     PrintOp,
     PrintTensorOp,
     RandomNormalOp,
+    RoundEvenOp,
     RuntimeInstrumentOp,
     StrlenOp,
     StrncmpOp,
@@ -94,6 +96,7 @@ KRNL_OPS: tuple[type[IRDLOperation], ...] = (
     ErfOp,
     FindIndexOp,
     GetInductionVarValueOp,
+    GetLinearOffsetIndexOp,
     GetRefOp,
     GlobalOp,
     RuntimeInstrumentOp,
@@ -107,10 +110,12 @@ KRNL_OPS: tuple[type[IRDLOperation], ...] = (
     MovableOp,
     ParallelOp,
     PermuteOp,
+    PrefetchOp,
     PrintOp,
     PrintTensorOp,
     RandomNormalOp,
     RegionOp,
+    RoundEvenOp,
     SeqAllocOp,
     SeqDeallocOp,
     SeqExtractOp,
@@ -150,6 +155,7 @@ __all__ = [
     "ErfOp",
     "FindIndexOp",
     "GetInductionVarValueOp",
+    "GetLinearOffsetIndexOp",
     "GetRefOp",
     "GlobalOp",
     "IsInfOp",
@@ -165,10 +171,12 @@ __all__ = [
     "MovableOp",
     "ParallelOp",
     "PermuteOp",
+    "PrefetchOp",
     "PrintOp",
     "PrintTensorOp",
     "RandomNormalOp",
     "RegionOp",
+    "RoundEvenOp",
     "RuntimeInstrumentOp",
     "SeqAllocOp",
     "SeqDeallocOp",

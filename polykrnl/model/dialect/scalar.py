@@ -3,6 +3,8 @@ random numbers, instrumentation."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     I1,
     I32,
@@ -14,6 +16,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
 )
+from xdsl.dialects.math import floatingPointLike
 from xdsl.ir import (
     Attribute,
     Operation,
@@ -21,6 +24,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -78,6 +82,22 @@ class AtanhOp(_UnaryFloatOp):
 @irdl_op_definition
 class TanOp(_UnaryFloatOp):
     name = "krnl.tan"
+
+
+@irdl_op_definition
+class RoundEvenOp(IRDLOperation):
+    """`"krnl.round_even"(%x) : (f32) -> f32`: to the nearest integer, ties to even, of a
+    float or of each lane of a float vector (no custom syntax: the generic form)."""
+
+    name = "krnl.round_even"
+
+    T: ClassVar = VarConstraint("T", floatingPointLike)
+    in_ = operand_def(T)
+    out = result_def(T)
+
+    def __init__(self, value: SSAValue | Operation) -> None:
+        v = SSAValue.get(value)
+        super().__init__(operands=[v], result_types=[v.type])
 
 
 @irdl_op_definition

@@ -24,11 +24,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
+from polykrnl.model.dialect.access import has_identity_layout
 from polykrnl.model.interpreter.core import (
     CALLS,
     INTERPRET,
     Frame,
     Interpreter,
+    eval_map,
     no_effect,
 )
 from polykrnl.model.interpreter.math import erf, float_predicate, unary_float
@@ -64,6 +66,7 @@ INTERPRET.add(
     k.ParallelOp,
     k.UnrollOp,
     k.EntryPointOp,
+    k.PrefetchOp,
     k.RuntimeInstrumentOp,
     k.SpecializedKernelOp,
     k.SeqDeallocOp,
@@ -643,6 +646,24 @@ def _seqextract(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     return [x.copy() if copy and isinstance(x, np.ndarray) else x]
 
 
+@INTERPRET.register(k.GetLinearOffsetIndexOp)
+def _linear_offset(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    assert isinstance(op, k.GetLinearOffsetIndexOp)
+    t = op.memref.type
+    if isinstance(t, MemRefType) and not has_identity_layout(t):
+        raise Fail(
+            f"krnl.get_linear_offset_index of {show_value(op.memref)}, whose layout is not "
+            f"the identity ({t.layout})",
+            "onnx-mlir computes it once the memref is normalized (onnx-mlir-opt "
+            "--normalize-memrefs): give polykrnl the normalized function",
+        )
+    shape = logical_shape(op.memref, array_of(fr, op.memref))
+    offset = 0
+    for i, n in zip(eval_map(op.map.data, [fr.index(v) for v in op.indices]), shape, strict=True):
+        offset = offset * n + i  # row-major: each dimension's stride is the product after it
+    return [offset]
+
+
 # krnl's scalar math ops mean what their math-dialect namesakes mean.
 _KRNL_UNARY: dict[type[Operation], Callable[[Any], Any]] = {
     k.AcosOp: np.arccos,
@@ -653,6 +674,7 @@ _KRNL_UNARY: dict[type[Operation], Callable[[Any], Any]] = {
     k.AtanhOp: np.arctanh,
     k.TanOp: np.tan,
     k.ErfOp: erf,
+    k.RoundEvenOp: np.rint,  # ties to even
 }
 for _op, _f in _KRNL_UNARY.items():
     INTERPRET.add(unary_float(_f), _op)

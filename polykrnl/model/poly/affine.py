@@ -8,13 +8,27 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation
 
 from polykrnl.model.poly.domains import Expr, map_results
-from polykrnl.model.poly.table import POLY, Accessor, OpModel, no_accesses, opaque
+from polykrnl.model.poly.table import POLY, Accessor, IndexFn, OpModel, no_accesses, opaque
 from polykrnl.model.std_ext import MaxOp
 
 
 def _apply(op: Operation, expr: Expr) -> str | None:
     op = cast(affine.ApplyOp, op)
     return map_results(op.map.data, [expr.of(x) for x in op.operands])[0]
+
+
+def _extreme(fn: str) -> IndexFn:
+    """The least (`min`) or greatest (`max`) result of the op's map, as isl writes it."""
+
+    def index(op: Operation, expr: Expr) -> str | None:
+        m = cast(affine.MinOp | MaxOp, op).map.data
+        results = map_results(m, [expr.of(x) for x in op.operands])
+        known = [r for r in results if r is not None]
+        if not known or len(known) < len(results):
+            return None
+        return known[0] if len(known) == 1 else f"{fn}({', '.join(known)})"
+
+    return index
 
 
 def _load(op: Operation, expr: Expr, access: Accessor) -> None:
@@ -30,9 +44,11 @@ def _store(op: Operation, expr: Expr, access: Accessor) -> None:
 
 
 POLY.add(OpModel(pure=True, accesses=no_accesses, index=_apply, index_final=True), affine.ApplyOp)
-# The least / greatest result of a map: fixed for the call outside every loop (then a
-# parameter); inside loops not affine, so what it indexes is approximated.
-POLY.add(OpModel(pure=True, accesses=no_accesses), affine.MinOp, MaxOp)
+# The least / greatest result of a map of affine values: a piecewise affine value, which
+# isl takes exactly in loop bounds and subscripts (`min(a, b)`). Of values that are not
+# affine: a parameter outside every loop, an approximated subscript inside.
+POLY.add(OpModel(pure=True, accesses=no_accesses, index=_extreme("min")), affine.MinOp)
+POLY.add(OpModel(pure=True, accesses=no_accesses, index=_extreme("max")), MaxOp)
 POLY.add(
     OpModel(pure=True, load=True, reads_memory=True, accesses=_load, writes=False), affine.LoadOp
 )

@@ -15,8 +15,9 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
+from polykrnl.model.dialect.access import has_identity_layout
 from polykrnl.model.ir import int_list
-from polykrnl.model.poly.domains import Expr, dim_size
+from polykrnl.model.poly.domains import Expr, dim_size, map_results
 from polykrnl.model.poly.table import (
     POLY,
     PURE,
@@ -169,10 +170,27 @@ def _matmul(op: Operation, expr: Expr, access: Accessor) -> None:
         access(op.C, None, True, False, op, c)
 
 
+def _linear_offset(op: Operation, expr: Expr) -> str | None:
+    """Row-major offset of the element: affine when every size but the first is static."""
+    op = cast(k.GetLinearOffsetIndexOp, op)
+    t = op.memref.type
+    if not isinstance(t, MemRefType) or not has_identity_layout(t):
+        return None
+    shape = t.get_shape()
+    subs = map_results(op.map.data, [expr.of(v) for v in op.indices])
+    if any(s is None for s in subs) or any(n < 0 for n in shape[1:]):
+        return None
+    offset = "0"
+    for sub, n in zip(subs, shape, strict=True):
+        offset = f"{n}*({offset}) + ({sub})"
+    return offset
+
+
 # The recipe is the loop nest's business; these ops have no part in the statements.
 POLY.add(
     OpModel(skip=True),
     k.EntryPointOp,
+    k.PrefetchOp,  # a cache hint: no value, no access
     k.DefineLoopsOp,
     k.BlockOp,
     k.PermuteOp,
@@ -198,6 +216,7 @@ POLY.add(OpModel(accesses=opaque), k.CallOp, k.SpecializedKernelOp)
 
 POLY.add(PURE, k.GetInductionVarValueOp, k.ShapeOp)
 POLY.add(OpModel(pure=True, accesses=no_accesses, index=dim_size), k.DimOp)
+POLY.add(OpModel(pure=True, accesses=no_accesses, index=_linear_offset), k.GetLinearOffsetIndexOp)
 POLY.add(OpModel(pure=True, storage=True, accesses=may_read_memrefs), k.GlobalOp)
 POLY.add(OpModel(pure=True, alias=True, accesses=no_accesses), k.GetRefOp, k.VectorTypeCastOp)
 POLY.add(
@@ -210,6 +229,7 @@ POLY.add(
     k.AtanhOp,
     k.TanOp,
     k.ErfOp,
+    k.RoundEvenOp,
     k.IsInfOp,
     k.IsNaNOp,
 )

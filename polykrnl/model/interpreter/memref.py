@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -134,14 +134,22 @@ def _memref_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     return [a]
 
 
-@INTERPRET.register(memref.SubviewOp)
-def _subview(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    a = array_of(fr, op.operands[0])
+def _mixed_values(op: Operation, fr: Frame) -> Callable[[str], list[int]]:
+    """Reads the offsets / sizes / strides of a subview or reinterpret_cast: each static
+    value, or (where it says dynamic) the next dynamic operand, in order."""
     dyn = iter(fr.index(v) for v in op.operands[1:])
 
     def values(prop: str) -> list[int]:
         static = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
         return [next(dyn) if x == -(2**63) else int(x) for x in static]
+
+    return values
+
+
+@INTERPRET.register(memref.SubviewOp)
+def _subview(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    a = array_of(fr, op.operands[0])
+    values = _mixed_values(op, fr)
 
     offsets, sizes, strides = (
         values("static_offsets"),
@@ -204,11 +212,7 @@ def _view(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
 @INTERPRET.register(memref.ReinterpretCastOp)
 def _reinterpret_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     a = array_of(fr, op.operands[0])
-    dyn = iter(fr.index(v) for v in op.operands[1:])
-
-    def values(prop: str) -> list[int]:
-        static = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
-        return [next(dyn) if x == -(2**63) else int(x) for x in static]
+    values = _mixed_values(op, fr)
 
     (offset,), sizes, strides = (
         values("static_offsets"),

@@ -24,7 +24,8 @@ from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
-from polykrnl.codegen.statements import KernelState, Names, StatementWriter, assign, name
+from polykrnl.codegen.pyast import assign, name
+from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k

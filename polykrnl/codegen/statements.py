@@ -12,54 +12,31 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import islpy as isl
 from xdsl.dialects import affine, func, memref, scf, vector
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-    AffineSymExpr,
-)
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import memory_call
+from polykrnl.codegen.pyast import (
+    add_constant,
+    affine_bound,
+    affine_expr,
+    assign,
+    call,
+    const,
+    iterator_plus_constant,
+    name,
+    store,
+)
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype, scalar_dtype
 from polykrnl.model.interpreter.memory import dense_array
 from polykrnl.model.poly import PolyProgram, Statement, is_pure
-
-
-def name(x: str) -> ast.Name:
-    return ast.Name(x, ast.Load())
-
-
-def store(x: str) -> ast.Name:
-    return ast.Name(x, ast.Store())
-
-
-def call(fn: str, *args: ast.expr) -> ast.Call:
-    """`fn(args)`; `fn` may be dotted (`np.zeros`)."""
-    parts = fn.split(".")
-    f: ast.expr = name(parts[0])
-    for p in parts[1:]:
-        f = ast.Attribute(f, p, ast.Load())
-    return ast.Call(f, list(args), [])
-
-
-def const(v: Any) -> ast.Constant:
-    return ast.Constant(v)
-
-
-def assign(target: str, value: ast.expr) -> ast.Assign:
-    return ast.Assign([store(target)], value)
 
 
 @dataclass
@@ -373,7 +350,10 @@ class StatementWriter:
             idx = [self.value(x) for x in op.indices]
             m = op.map
             subs = (
-                [_affine(r, idx[: m.data.num_dims], idx[m.data.num_dims :]) for r in m.data.results]
+                [
+                    affine_expr(r, idx[: m.data.num_dims], idx[m.data.num_dims :])
+                    for r in m.data.results
+                ]
                 if m is not None
                 else idx
             )
@@ -497,8 +477,8 @@ class StatementWriter:
             nl = lbm.num_dims + lbm.num_symbols
             nu = ubm.num_dims + ubm.num_symbols
             ops_ = list(op.operands)
-            start = _bound(lbm, [self.value(x) for x in ops_[:nl]], "max")
-            stop = _bound(ubm, [self.value(x) for x in ops_[nl : nl + nu]], "min")
+            start = affine_bound(lbm, [self.value(x) for x in ops_[:nl]], "max")
+            stop = affine_bound(ubm, [self.value(x) for x in ops_[nl : nl + nu]], "min")
             inits = ops_[nl + nu :]
         state = []
         for a, init in zip(carried, inits, strict=True):
@@ -540,8 +520,8 @@ class StatementWriter:
         headers: list[tuple[str, ast.expr]] = []
         for e in op.entries:
             it = self.st.names.fresh(e.iv.name_hint or "iv")
-            start = _bound(e.lb_map, [self.value(x) for x in e.lb_operands], "max")
-            stop = _bound(e.ub_map, [self.value(x) for x in e.ub_operands], "min")
+            start = affine_bound(e.lb_map, [self.value(x) for x in e.lb_operands], "max")
+            stop = affine_bound(e.ub_map, [self.value(x) for x in e.ub_operands], "min")
             self.env[e.iv] = name(it)
             headers.append((it, call("range", start, stop)))
         for inner in op.body.walk():
@@ -566,7 +546,9 @@ class StatementWriter:
             dims, syms = vals[: cond.num_dims], vals[cond.num_dims :]
             tests: list[ast.expr] = []
             for c in cond.constraints:
-                diff = ast.BinOp(_affine(c.lhs, dims, syms), ast.Sub(), _affine(c.rhs, dims, syms))
+                diff = ast.BinOp(
+                    affine_expr(c.lhs, dims, syms), ast.Sub(), affine_expr(c.rhs, dims, syms)
+                )
                 cmp = {"eq": ast.Eq(), "ge": ast.GtE(), "le": ast.LtE()}[c.kind.name]
                 tests.append(ast.Compare(diff, [cmp], [const(0)]))
             test = ast.BoolOp(ast.And(), tests) if len(tests) > 1 else tests[0]
@@ -639,7 +621,7 @@ class StatementWriter:
             if not self.vector_names(e):
                 out.append(e)
                 continue
-            found = _iterator_plus_constant(e)
+            found = iterator_plus_constant(e)
             if found is None or found[0] not in self.vec:
                 return None
             it, c = self.vec[found[0]], found[1]
@@ -647,7 +629,7 @@ class StatementWriter:
                 return None
             axes.append(it.axis)
             stride = const(it.step) if it.step != 1 else None
-            out.append(ast.Slice(_add(it.start, c), _add(it.stop, c), stride))
+            out.append(ast.Slice(add_constant(it.start, c), add_constant(it.stop, c), stride))
         return out, axes
 
     def run(self, op: Operation, subs: list[ast.expr]) -> ast.expr:
@@ -727,57 +709,3 @@ def _outside_loops(v: SSAValue) -> bool:
             return False
         op = op.parent_op()
     return True
-
-
-def _iterator_plus_constant(e: ast.expr) -> tuple[str, int] | None:
-    if isinstance(e, ast.Name):
-        return e.id, 0
-    if (
-        isinstance(e, ast.BinOp)
-        and isinstance(e.op, ast.Add | ast.Sub)
-        and isinstance(e.left, ast.Name)
-        and isinstance(e.right, ast.Constant)
-        and isinstance(e.right.value, int)
-    ):
-        c = e.right.value
-        return e.left.id, c if isinstance(e.op, ast.Add) else -c
-    if (
-        isinstance(e, ast.BinOp)
-        and isinstance(e.op, ast.Add)
-        and isinstance(e.right, ast.Name)
-        and isinstance(e.left, ast.Constant)
-        and isinstance(e.left.value, int)
-    ):
-        return e.right.id, e.left.value
-    return None
-
-
-def _add(e: ast.expr, c: int) -> ast.expr:
-    if c == 0:
-        return e
-    if isinstance(e, ast.Constant) and isinstance(e.value, int):
-        return const(e.value + c)
-    return ast.BinOp(e, ast.Add() if c > 0 else ast.Sub(), const(abs(c)))
-
-
-def _affine(e: AffineExpr, dims: list[ast.expr], syms: list[ast.expr]) -> ast.expr:
-    """An affine expression on Python ints (floordiv/mod as Python's, which floor)."""
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    if isinstance(e, AffineConstantExpr):
-        return const(e.value)
-    assert isinstance(e, AffineBinaryOpExpr)
-    a, b = _affine(e.lhs, dims, syms), _affine(e.rhs, dims, syms)
-    kind = e.kind.name
-    if kind == "ceildiv":
-        return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))
-    op = {"add": ast.Add(), "mul": ast.Mult(), "floordiv": ast.FloorDiv(), "mod": ast.Mod()}[kind]
-    return ast.BinOp(a, op, b)
-
-
-def _bound(m: AffineMap, operands: list[ast.expr], combine: str) -> ast.expr:
-    dims, syms = operands[: m.num_dims], operands[m.num_dims :]
-    parts = [_affine(r, dims, syms) for r in m.results]
-    return parts[0] if len(parts) == 1 else call(combine, *parts)

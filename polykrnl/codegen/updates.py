@@ -10,12 +10,8 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import AnyFloat, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
-from polykrnl.codegen.statements import (
-    const,
-)
-from polykrnl.codegen.statements import (
-    name as name_,
-)
+from polykrnl.codegen.pyast import const
+from polykrnl.codegen.pyast import name as name_
 from polykrnl.model import dialect as k
 from polykrnl.model.poly import Statement
 

@@ -22,17 +22,13 @@ import islpy as isl
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.isl_ast import FOR_NODE, Translator
+from polykrnl.codegen.pyast import assign, call, const
+from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
     KernelState,
     NotVectorizable,
     StatementWriter,
     VecIter,
-    assign,
-    call,
-    const,
-)
-from polykrnl.codegen.statements import (
-    name as name_,
 )
 from polykrnl.codegen.tile_merge import (
     POISON,

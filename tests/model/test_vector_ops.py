@@ -197,3 +197,36 @@ def test_comparisons_and_selects_lane_by_lane() -> None:
         run(fn, a=a, m=m, out=out, pos=pos)
         np.testing.assert_array_equal(out, np.where(a < 0, 0, a))  # NaN < 0 is false
         np.testing.assert_array_equal(pos, (m.view(np.uint32) > 0).astype(np.int32))
+
+
+INT_LANES = """
+func.func @int_lanes(%a: memref<8xi32>, %out: memref<3x8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ones = arith.constant dense<-1> : vector<8xi32>
+  %big = arith.constant dense<2147483647> : vector<8xi32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 1) {
+    %v = vector.load %a[%c0] : memref<8xi32>, vector<8xi32>
+    %n = arith.xori %v, %ones : vector<8xi32>
+    %s = arith.addi %v, %big : vector<8xi32>
+    %p = arith.muli %v, %v : vector<8xi32>
+    vector.store %n, %out[%c0, %c0] : memref<3x8xi32>, vector<8xi32>
+    vector.store %s, %out[%c1, %c0] : memref<3x8xi32>, vector<8xi32>
+    vector.store %p, %out[%c2, %c0] : memref<3x8xi32>, vector<8xi32>
+  }
+  return
+}
+"""
+
+
+def test_integer_lanes_wrap_like_the_scalars() -> None:
+    fn = pk.parse(INT_LANES)["int_lanes"]
+    a = np.array([0, 1, -1, 5, 2**31 - 1, -(2**31), 65536, -7], np.int32)
+    with np.errstate(over="ignore"):
+        expected = np.stack([~a, a + np.int32(2**31 - 1), a * a]).astype(np.int32)
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        out = np.zeros((3, 8), np.int32)
+        run(fn, a=a, out=out)
+        np.testing.assert_array_equal(out, expected)

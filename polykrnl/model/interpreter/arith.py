@@ -58,6 +58,14 @@ def _int_binary(fn: Callable[[int, int, int], int]) -> Handler:
     def h(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
         a, b = (fr.get(v) for v in op.operands)
         t = op.results[0].type
+        if isinstance(t, VectorType):
+            # Lane by lane, on canonical Python integers: the scalar semantics exactly.
+            lane_t, w = t.element_type, int_width(t)
+            lanes = [
+                wrap_int(fn(int(x), int(y), w), lane_t)
+                for x, y in zip(np.ravel(a), np.ravel(b), strict=True)
+            ]
+            return [np.array(lanes).astype(scalar_dtype(t)).reshape(tuple(t.get_shape()))]
         return [wrap_int(fn(a, b, int_width(t)), t)]
 
     return h

@@ -86,3 +86,19 @@ def test_an_op_too_malformed_to_print_is_a_located_error(tmp_path: Path) -> None
     assert err.startswith(f"error: {path}:")
     assert "operand count (18) does not match" in err
     assert "Traceback" not in err
+
+
+def test_an_affine_map_dividing_by_zero_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "mod0.mlir"
+    path.write_text(
+        "func.func @f(%a: memref<16xf32>, %n: index) {\n"
+        "  %l = krnl.define_loops 1\n"
+        "  krnl.iterate(%l) with (%l -> %i = affine_map<()[s0] -> (s0 mod 0)>()[%n] to 16) {\n"
+        "    %v = krnl.load %a[%i] : memref<16xf32>\n"
+        "    krnl.store %v, %a[%i] : memref<16xf32>\n"
+        "  }\n  return\n}\n"
+    )
+    for verb in (["verify"], ["check"], ["emit", "numpy"]):
+        code, _, err = cli(*verb, str(path))
+        assert code == 2, err
+        assert f"{path}:3:3: krnl.iterate: affine map" in err and "divides by 0" in err

@@ -24,12 +24,18 @@ it is instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, IndexType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+)
 
 from polykrnl.errors import Diagnostic, SourceLocation, VerifyError
 from polykrnl.model import dialect as k
@@ -141,11 +147,12 @@ class _Verifier:
             self.check_dominance(op)
             if isinstance(op, memref.DimOp | k.DimOp):
                 self.check_dim_index(op)
+            self.check_map_divisors(op)
         for fn in self.module.functions:
             self.check_function(fn)
         reported = {f.op for f in self.found}
         for op, message in self.xdsl:
-            if isinstance(op, SelfChecks) and any(p in message for p, _ in op.problems()):
+            if isinstance(op, SelfChecks) and any(p in message for p, _ in _own_problems(op)):
                 continue  # reported by check_op_problems, with the source's names
             if op in reported and any(
                 isinstance(op, cls) and re.search(p, message) for cls, p in _COVERED
@@ -207,6 +214,22 @@ class _Verifier:
         except Exception as e:  # xDSL's memref ops raise plain Exception
             message = " ".join(str(e).split()) or type(e).__name__
             self.xdsl.append((op, message))
+
+    def check_map_divisors(self, op: Operation) -> None:
+        """floordiv, ceildiv and mod in an affine map do not divide by a constant <= 0."""
+        for attr in (*op.properties.values(), *op.attributes.values()):
+            maps = attr.data if isinstance(attr, ArrayAttr) else (attr,)
+            for m in maps:
+                if not isinstance(m, AffineMapAttr):
+                    continue
+                bad = next((e for r in m.data.results for e in _divisions(r)), None)
+                if bad is not None:
+                    self.error(
+                        op,
+                        f"{op.name}: affine map {m.data} divides by {bad.rhs} ({bad.kind.name})",
+                        "floordiv, ceildiv and mod take a positive constant on their right",
+                    )
+                    return
 
     def check_dim_index(self, op: memref.DimOp | k.DimOp) -> None:
         """A constant dimension index must name a dimension of the memref (as MLIR checks)."""
@@ -480,7 +503,7 @@ class _FunctionChecks:
     def check_op_problems(self, op: Operation) -> None:
         """The op's own structural checks (in its class), with the source's value names."""
         assert isinstance(op, SelfChecks)
-        for message, hint in op.problems(self.name):
+        for message, hint in _own_problems(op, self.name):
             self.error(op, message, hint)
 
     def check_matmul(self, op: k.MatMulOp) -> None:
@@ -722,6 +745,32 @@ class _FunctionChecks:
                 "start of the enclosing tile"
             )
         return hint
+
+
+def _divisions(e: AffineExpr) -> list[AffineBinaryOpExpr]:
+    """The floordiv / ceildiv / mod of `e` by a constant that is not positive."""
+    if not isinstance(e, AffineBinaryOpExpr):
+        return []
+    out = _divisions(e.lhs) + _divisions(e.rhs)
+    divides = e.kind in (
+        AffineBinaryOpKind.FloorDiv,
+        AffineBinaryOpKind.CeilDiv,
+        AffineBinaryOpKind.Mod,
+    )
+    if divides and isinstance(e.rhs, AffineConstantExpr) and e.rhs.value <= 0:
+        out.append(e)
+    return out
+
+
+def _own_problems(
+    op: SelfChecks, name: Callable[[SSAValue], str] = value_name
+) -> list[tuple[str, str]]:
+    """op.problems(), or none when the op is too malformed for its own checks to read it
+    (a property or operand missing: xDSL's verification of the op reports that)."""
+    try:
+        return list(op.problems(name))
+    except (KeyError, IndexError, AttributeError, ValueError):
+        return []
 
 
 def _tile_of(point: Loop) -> Loop | None:

@@ -12,7 +12,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.arith import FastMathFlagsAttr, FloatingPointLikeBinaryOperation
+from xdsl.dialects.arith import (
+    FastMathFlagsAttr,
+    FloatingPointLikeBinaryOperation,
+    floatingPointLike,
+)
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -21,6 +25,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     VectorType,
+    container_of,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -126,6 +131,135 @@ class SelectOp(IRDLOperation):
                 raise VerifyException(f"arith.select's condition {c} must match {r}, lane for lane")
         elif c != IntegerType(1):
             raise VerifyException(f"arith.select's condition must be i1, got {c}")
+
+
+class _LaneCast(IRDLOperation):
+    """An arith cast of a scalar, or of a vector lane by lane (`arith.sitofp %v :
+    vector<8xi32> to vector<8xf32>`), as MLIR defines it. xDSL's classes of the integer
+    casts take scalars only; these replace them when parsing (same syntax and generic
+    form), and the stages give both the same meaning."""
+
+    #: the element kinds converted from and to ("int" or "float"), and the result's
+    #: width against the operand's (1 wider, -1 narrower, 0 any)
+    KINDS: ClassVar[tuple[str, str, int]]
+
+    traits = traits_def(Pure())
+
+    assembly_format: ClassVar[str | None] = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, value: SSAValue, target_type: Attribute) -> None:
+        super().__init__(operands=[value], result_types=[target_type])
+
+    def verify_(self) -> None:
+        a, b = self.operands[0].type, self.results[0].type
+        if isinstance(a, VectorType) != isinstance(b, VectorType) or (
+            isinstance(a, VectorType)
+            and isinstance(b, VectorType)
+            and a.get_shape() != b.get_shape()
+        ):
+            raise VerifyException(f"{self.name} keeps the shape: {a} to {b}")
+        ea, eb = _lane(a), _lane(b)
+        src, dst, width = self.KINDS
+        for t, kind in ((ea, src), (eb, dst)):
+            if not (isinstance(t, IntegerType) if kind == "int" else isinstance(t, AnyFloat)):
+                raise VerifyException(f"{self.name} converts {src} to {dst}, got {t}")
+        if (
+            width
+            and isinstance(ea, IntegerType)
+            and isinstance(eb, IntegerType)
+            and (eb.width.data - ea.width.data) * width <= 0
+        ):
+            side = "wider" if width > 0 else "narrower"
+            raise VerifyException(f"{self.name} of {ea} to {eb}: the result must be {side}")
+
+
+def _lane(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+_INT_LIKE = container_of(IntegerType)
+
+
+@irdl_op_definition
+class SIToFPOp(_LaneCast):
+    """`arith.sitofp`: a signed integer to the nearest float."""
+
+    name = "arith.sitofp"
+    KINDS: ClassVar[tuple[str, str, int]] = ("int", "float", 0)
+    input = operand_def(_INT_LIKE)
+    result = result_def(floatingPointLike)
+
+
+@irdl_op_definition
+class UIToFPOp(_LaneCast):
+    """`arith.uitofp`: an unsigned integer to the nearest float."""
+
+    name = "arith.uitofp"
+    KINDS: ClassVar[tuple[str, str, int]] = ("int", "float", 0)
+    input = operand_def(_INT_LIKE)
+    result = result_def(floatingPointLike)
+
+
+@irdl_op_definition
+class FPToSIOp(_LaneCast):
+    """`arith.fptosi`: a float truncated toward zero to a signed integer."""
+
+    name = "arith.fptosi"
+    KINDS: ClassVar[tuple[str, str, int]] = ("float", "int", 0)
+    input = operand_def(floatingPointLike)
+    result = result_def(_INT_LIKE)
+
+
+@irdl_op_definition
+class FPToUIOp(_LaneCast):
+    """`arith.fptoui`: a float truncated toward zero to an unsigned integer."""
+
+    name = "arith.fptoui"
+    KINDS: ClassVar[tuple[str, str, int]] = ("float", "int", 0)
+    input = operand_def(floatingPointLike)
+    result = result_def(_INT_LIKE)
+
+
+@irdl_op_definition
+class ExtSIOp(_LaneCast):
+    """`arith.extsi`: an integer widened, its sign bit copied."""
+
+    name = "arith.extsi"
+    KINDS: ClassVar[tuple[str, str, int]] = ("int", "int", 1)
+    input = operand_def(_INT_LIKE)
+    result = result_def(_INT_LIKE)
+
+
+@irdl_op_definition
+class ExtUIOp(_LaneCast):
+    """`arith.extui`: an integer widened with zeros."""
+
+    name = "arith.extui"
+    KINDS: ClassVar[tuple[str, str, int]] = ("int", "int", 1)
+    input = operand_def(_INT_LIKE)
+    result = result_def(_INT_LIKE)
+
+
+@irdl_op_definition
+class TruncIOp(_LaneCast):
+    """`arith.trunci`: an integer's low bits."""
+
+    name = "arith.trunci"
+    KINDS: ClassVar[tuple[str, str, int]] = ("int", "int", -1)
+    input = operand_def(_INT_LIKE)
+    result = result_def(_INT_LIKE)
+
+
+#: polykrnl's casts, each with the xDSL class it replaces (the stages register both)
+LANE_CASTS: dict[type[IRDLOperation], type[Operation]] = {
+    SIToFPOp: arith.SIToFPOp,
+    UIToFPOp: arith.UIToFPOp,
+    FPToSIOp: arith.FPToSIOp,
+    FPToUIOp: arith.FPToUIOp,
+    ExtSIOp: arith.ExtSIOp,
+    ExtUIOp: arith.ExtUIOp,
+    TruncIOp: arith.TruncIOp,
+}
 
 
 def _i1_like(t: Attribute) -> Attribute:
@@ -371,12 +505,13 @@ def _count(shape: Sequence[int]) -> int:
     return n
 
 
-STD_EXT_OPS = (
+STD_EXT_OPS: tuple[type[IRDLOperation], ...] = (
     RemFOp,
     IndexCastUIOp,
     SelectOp,
     CmpfOp,
     CmpiOp,
+    *LANE_CASTS,
     IsNaNOp,
     IsInfOp,
     IsFiniteOp,
@@ -386,4 +521,6 @@ STD_EXT_OPS = (
 )
 
 #: xDSL ops that polykrnl's own class of the same name replaces when parsing
-REPLACED = frozenset({memref.CastOp, arith.SelectOp, arith.CmpfOp, arith.CmpiOp})
+REPLACED = frozenset(
+    {memref.CastOp, arith.SelectOp, arith.CmpfOp, arith.CmpiOp, *LANE_CASTS.values()}
+)

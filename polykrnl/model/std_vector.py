@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 
+from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Attribute, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -176,4 +178,30 @@ class SplatOp(IRDLOperation):
         printer.print_attribute(self.aggregate.type)
 
 
-STD_VECTOR_OPS = (ShapeCastOp, ToElementsOp, FromElementsOp, SplatOp)
+STD_VECTOR_OPS: tuple[type[IRDLOperation], ...] = (
+    ShapeCastOp,
+    ToElementsOp,
+    FromElementsOp,
+    SplatOp,
+)
+
+
+def transfer_dims(op: vector.TransferReadOp | vector.TransferWriteOp) -> list[int | None] | None:
+    """For each dimension of a transfer's vector, the memref dimension it runs along
+    (None: a broadcast, constant 0 in the permutation map); None when the map is not a
+    projected permutation (MLIR's verifier refuses that)."""
+    out: list[int | None] = []
+    for r in op.permutation_map.data.results:
+        if isinstance(r, AffineDimExpr):
+            out.append(r.position)
+        elif isinstance(r, AffineConstantExpr) and r.value == 0:
+            out.append(None)
+        else:
+            return None
+    seen = [d for d in out if d is not None]
+    return out if len(set(seen)) == len(seen) else None
+
+
+def transfer_in_bounds(op: vector.TransferReadOp | vector.TransferWriteOp) -> list[bool]:
+    """For each vector dimension, whether the op promises it stays inside the memref."""
+    return [bool(x.value.data) for x in op.in_bounds.data]

@@ -199,6 +199,198 @@ def test_comparisons_and_selects_lane_by_lane() -> None:
         np.testing.assert_array_equal(pos, (m.view(np.uint32) > 0).astype(np.int32))
 
 
+TRANSFERS = """
+func.func @transfers(%a: memref<3x10xf32>, %out: memref<3x10xf32>, %col: memref<4x3xf32>,
+                     %n: index) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %pad = arith.constant -1.0 : f32
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 3) {
+    %v = vector.transfer_read %a[%i, %c6], %pad : memref<3x10xf32>, vector<8xf32>
+    %m = vector.create_mask %n : vector<8xi1>
+    %w = vector.transfer_read %a[%i, %c0], %pad, %m {in_bounds = [true]} : memref<3x10xf32>, vector<8xf32>
+    %s = arith.addf %v, %w : vector<8xf32>
+    vector.transfer_write %s, %out[%i, %c0] {in_bounds = [true]} : vector<8xf32>, memref<3x10xf32>
+    vector.transfer_write %v, %out[%i, %c4], %m : vector<8xf32>, memref<3x10xf32>
+    %c = vector.transfer_read %a[%c0, %i], %pad {permutation_map = affine_map<(d0, d1) -> (d0)>} : memref<3x10xf32>, vector<4xf32>
+    vector.transfer_write %c, %col[%c0, %i] {permutation_map = affine_map<(d0, d1) -> (d0)>} : vector<4xf32>, memref<4x3xf32>
+  }
+  return
+}
+"""  # noqa: E501
+
+
+def test_transfers_pad_mask_and_permute_against_numpy() -> None:
+    printed = pk.parse(TRANSFERS).print()
+    assert pk.parse(printed).print() == printed
+    pk.verify(pk.parse(printed))
+    fn = pk.parse(TRANSFERS)["transfers"]
+    a = RNG.standard_normal((3, 10)).astype(np.float32)
+    out, col = np.zeros((3, 10), np.float32), np.zeros((4, 3), np.float32)
+    pk.run_reference(fn, a=a, out=out, col=col, n=5)
+    pad = np.float32(-1)
+    v = np.concatenate([a[:, 6:], np.full((3, 4), pad)], axis=1)  # 4 lanes past the end
+    w = np.concatenate([a[:, :5], np.full((3, 3), pad)], axis=1)  # lanes 5.. masked off
+    expected = np.zeros((3, 10), np.float32)
+    expected[:, :8] = v + w
+    expected[:, 4:9] = v[:, :5]  # the masked write: lanes 0..4 only
+    np.testing.assert_array_equal(out, expected)
+    # col[:, i] = a[0..3, i]: 4 lanes down a column of 3 rows, the last one padded.
+    np.testing.assert_array_equal(col, np.concatenate([a[:, :3], np.full((1, 3), pad)]))
+
+
+def test_a_transfer_past_a_promised_bound_is_a_located_error() -> None:
+    src = TRANSFERS.replace(
+        "%v = vector.transfer_read %a[%i, %c6], %pad :",
+        "%v = vector.transfer_read %a[%i, %c6], %pad {in_bounds = [true]} :",
+    )
+    fn = pk.parse(src)["transfers"]
+    with pytest.raises(pk.InterpretError) as e:
+        pk.run_reference(
+            fn,
+            a=np.zeros((3, 10), np.float32),
+            out=np.zeros((3, 10), np.float32),
+            col=np.zeros((4, 3), np.float32),
+            n=5,
+        )
+    assert "vector.transfer_read out of bounds: element 10 of dimension 1" in e.value.message
+    loc = e.value.location
+    assert loc is not None and "%v = vector.transfer_read %a[%i, %c6]" in loc.line_text
+
+
+def test_transfers_are_boxes_in_the_polyhedral_model() -> None:
+    # Rows are independent; only the masked transfers are may-accesses (said so).
+    report = pk.check(pk.parse(TRANSFERS)["transfers"])
+    assert [lv.status for lv in report.loops] == ["parallel"]
+    whys = " ".join(str(a) for a in report.approximations)
+    assert len(report.approximations) == 2 and "with a mask" in whys
+
+
+MASKED = """
+func.func @masked(%a: memref<2x6xi32>, %out: memref<2x6xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 2) {
+    %m = vector.create_mask %n : vector<4xi1>
+    %pass = arith.constant dense<7> : vector<4xi32>
+    %v = vector.maskedload %a[%i, %c2], %m, %pass : memref<2x6xi32>, vector<4xi1>, vector<4xi32> into vector<4xi32>
+    %f = vector.bitcast %v : vector<4xi32> to vector<4xf32>
+    %g = vector.bitcast %f : vector<4xf32> to vector<8xi16>
+    %h = vector.bitcast %g : vector<8xi16> to vector<4xi32>
+    vector.maskedstore %out[%i, %c0], %m, %h : memref<2x6xi32>, vector<4xi1>, vector<4xi32>
+  }
+  return
+}
+"""  # noqa: E501
+
+
+def test_masked_load_store_and_bitcasts_against_numpy() -> None:
+    printed = pk.parse(MASKED).print()
+    assert pk.parse(printed).print() == printed
+    fn = pk.parse(MASKED)["masked"]
+    a = RNG.integers(-1000, 1000, (2, 6)).astype(np.int32)
+    out = np.zeros((2, 6), np.int32)
+    pk.run_reference(fn, a=a, out=out, n=3)
+    expected = np.zeros((2, 6), np.int32)
+    expected[:, :3] = a[:, 2:5]  # lanes 0..2 on; the pass-through lane 3 is not stored
+    np.testing.assert_array_equal(out, expected)
+    # A lane that is on past the end is an error; one that is off is never read.
+    with pytest.raises(pk.InterpretError, match="lane 3 is on"):
+        pk.run_reference(
+            pk.parse(MASKED.replace("%c2 = arith.constant 2", "%c2 = arith.constant 3"))["masked"],
+            a=a,
+            out=out,
+            n=4,
+        )
+
+
+LANE_CASTS = """
+func.func @casts(%k: memref<8xi32>, %x: memref<8xf32>, %f: memref<4x8xf32>, %i: memref<6x8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %r = 0 to 1) {
+    %n = vector.load %k[%c0] : memref<8xi32>, vector<8xi32>
+    %v = vector.load %x[%c0] : memref<8xf32>, vector<8xf32>
+    %f0 = arith.sitofp %n : vector<8xi32> to vector<8xf32>
+    %f1 = arith.uitofp %n : vector<8xi32> to vector<8xf32>
+    %h = arith.truncf %v : vector<8xf32> to vector<8xf16>
+    %f2 = arith.extf %h : vector<8xf16> to vector<8xf32>
+    %f3 = math.copysign %v, %f0 : vector<8xf32>
+    vector.store %f0, %f[%c0, %c0] : memref<4x8xf32>, vector<8xf32>
+    vector.store %f1, %f[%c1, %c0] : memref<4x8xf32>, vector<8xf32>
+    vector.store %f2, %f[%c2, %c0] : memref<4x8xf32>, vector<8xf32>
+    vector.store %f3, %f[%c3, %c0] : memref<4x8xf32>, vector<8xf32>
+    %b = arith.trunci %n : vector<8xi32> to vector<8xi8>
+    %i0 = arith.extsi %b : vector<8xi8> to vector<8xi32>
+    %i1 = arith.extui %b : vector<8xi8> to vector<8xi32>
+    %i2 = arith.fptosi %v : vector<8xf32> to vector<8xi32>
+    %three = arith.constant dense<3> : vector<8xi32>
+    %i3 = arith.shrui %n, %three : vector<8xi32>
+    %i4 = arith.muli %n, %n : vector<8xi32>
+    %i5 = math.absi %n : vector<8xi32>
+    vector.store %i0, %i[%c0, %c0] : memref<6x8xi32>, vector<8xi32>
+    vector.store %i1, %i[%c1, %c0] : memref<6x8xi32>, vector<8xi32>
+    vector.store %i2, %i[%c2, %c0] : memref<6x8xi32>, vector<8xi32>
+    vector.store %i3, %i[%c3, %c0] : memref<6x8xi32>, vector<8xi32>
+    vector.store %i4, %i[%c4, %c0] : memref<6x8xi32>, vector<8xi32>
+    vector.store %i5, %i[%c5, %c0] : memref<6x8xi32>, vector<8xi32>
+  }
+  return
+}
+"""
+
+
+def test_casts_and_integer_ops_on_vectors_lane_by_lane() -> None:
+    printed = pk.parse(LANE_CASTS).print()
+    assert "arith.sitofp %n : vector<8xi32> to vector<8xf32>" in printed
+    assert pk.parse(printed).print() == printed
+    pk.verify(pk.parse(printed))
+    fn = pk.parse(LANE_CASTS)["casts"]
+    k = np.array([1, -2, 300, -129, 2**31 - 1, -(2**31), 255, 0], np.int32)
+    x = np.array([1.5, -2.5, 1e3, -0.0, 7.99, -7.99, 65504, 1e-8], np.float32)
+    f, i = np.zeros((4, 8), np.float32), np.zeros((6, 8), np.int32)
+    pk.run_reference(fn, k=k, x=x, f=f, i=i)
+    np.testing.assert_array_equal(f[0], k.astype(np.float32))
+    np.testing.assert_array_equal(f[1], k.view(np.uint32).astype(np.float32))
+    np.testing.assert_array_equal(f[2], x.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(f[3], np.copysign(x, k.astype(np.float32)))
+    np.testing.assert_array_equal(i[0], k.astype(np.int8).astype(np.int32))
+    np.testing.assert_array_equal(i[1], k.astype(np.int8).view(np.uint8).astype(np.int32))
+    np.testing.assert_array_equal(i[2], np.trunc(x).astype(np.int32))
+    np.testing.assert_array_equal(i[3], (k.view(np.uint32) >> 3).view(np.int32))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(i[4], k * k)
+    np.testing.assert_array_equal(i[5], np.abs(k))  # abs(INT_MIN) wraps to INT_MIN
+
+
+@pytest.mark.parametrize(
+    ("cast", "message"),
+    [
+        ("arith.trunci %n : vector<8xi32> to vector<4xi8>", "keeps the shape"),
+        ("arith.trunci %n : vector<8xi32> to vector<8xi64>", "must be narrower"),
+        ("arith.extsi %n : vector<8xi32> to vector<8xi32>", "must be wider"),
+        ("arith.sitofp %n : vector<8xi32> to f32", "keeps the shape"),
+    ],
+)
+def test_lane_casts_verify_shapes_and_widths(cast: str, message: str) -> None:
+    src = f"""
+func.func @bad(%n: vector<8xi32>) {{
+  %b = {cast}
+  return
+}}
+"""
+    with pytest.raises(pk.PolykrnlError, match=message):
+        pk.verify(pk.parse(src))
+
+
 INT_LANES = """
 func.func @int_lanes(%a: memref<8xi32>, %out: memref<3x8xi32>) {
   %c0 = arith.constant 0 : index

@@ -47,7 +47,20 @@ from polykrnl.codegen.numpy_ops.core import (
 from polykrnl.model.interpreter import make_value
 from polykrnl.model.interpreter.memory import dense_array
 from polykrnl.model.registry import OpClass
-from polykrnl.model.std_ext import CmpfOp, CmpiOp, IndexCastUIOp, RemFOp, SelectOp
+from polykrnl.model.std_ext import (
+    CmpfOp,
+    CmpiOp,
+    ExtSIOp,
+    ExtUIOp,
+    FPToSIOp,
+    FPToUIOp,
+    IndexCastUIOp,
+    RemFOp,
+    SelectOp,
+    SIToFPOp,
+    TruncIOp,
+    UIToFPOp,
+)
 
 # -- constants
 
@@ -331,15 +344,17 @@ def _int_cast(signed: bool) -> Emitter:
     return emitter
 
 
-NUMPY.add(_int_cast(signed=True), arith.ExtSIOp, arith.TruncIOp, arith.IndexCastOp)
-NUMPY.add(_int_cast(signed=False), arith.ExtUIOp, IndexCastUIOp)
+NUMPY.add(
+    _int_cast(signed=True), arith.ExtSIOp, arith.TruncIOp, arith.IndexCastOp, ExtSIOp, TruncIOp
+)
+NUMPY.add(_int_cast(signed=False), arith.ExtUIOp, IndexCastUIOp, ExtUIOp)
 
 
-@NUMPY.register(arith.SIToFPOp, arith.UIToFPOp)
+@NUMPY.register(arith.SIToFPOp, arith.UIToFPOp, SIToFPOp, UIToFPOp)
 def _int_to_float(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     (src,), (dst,) = operand_types(op)
     require(src.kind in INT_KINDS and dst.kind == "f")
-    signed = isinstance(op, arith.SIToFPOp)
+    signed = isinstance(op, arith.SIToFPOp | SIToFPOp)
     (a,) = args
     if src.kind == "b":
         return [
@@ -359,12 +374,12 @@ def _int_to_float(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     return [e if dst.dtype == np.dtype(np.float64) else astype(e, dst.dtype)]
 
 
-@NUMPY.register(arith.FPToSIOp, arith.FPToUIOp)
+@NUMPY.register(arith.FPToSIOp, arith.FPToUIOp, FPToSIOp, FPToUIOp)
 def _float_to_int(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     (src,), (dst,) = operand_types(op)
     require(src.kind == "f" and dst.kind in INT_KINDS)
     (a,) = args
-    signed = isinstance(op, arith.FPToSIOp)
+    signed = isinstance(op, arith.FPToSIOp | FPToSIOp)
     if dst.kind == "b":  # defined for truncations to -1 or 0 (fptosi), 0 or 1 (fptoui)
         return [compare(astype(a, np.dtype(np.int64)), ast.NotEq(), ast.Constant(0))]
     width = 8 * dst.dtype.itemsize

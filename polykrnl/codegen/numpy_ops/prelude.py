@@ -327,6 +327,16 @@ def _vreduce(combine, v, acc=None, unsigned=False):
         r = combine(r, x)
     return np.asarray(r).view(np.asarray(v).dtype)[()] if unsigned else r
 ''',
+    "_vmask": '''
+def _vmask(shape, sizes):
+    """vector.create_mask: lane (i, j, ...) is on when i < sizes[0], j < sizes[1], ..."""
+    mask = np.ones(shape, dtype=np.bool_)
+    for d, n in enumerate(sizes):
+        cut = [slice(None)] * len(shape)
+        cut[d] = slice(max(0, n), None)
+        mask[tuple(cut)] = False
+    return mask
+''',
     "_vinsert": '''
 def _vinsert(v, position, x):
     """vector.insert: a copy of v with x at position."""

@@ -48,6 +48,22 @@ def _broadcast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     return [npcall("array", lanes)]
 
 
+@NUMPY.register(vector.CreateMaskOp)
+def _create_mask(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
+    ins, (t,) = operand_types(op)
+    require(t.kind == "b" and all(x.kind == "x" for x in ins))
+    return [cx.helper("_vmask", _shape(op), ast.Tuple(list(args), ast.Load()))]
+
+
+@NUMPY.register(vector.BitcastOp)
+def _bitcast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
+    # The same bytes; the last dimension's length changes with the lane width.
+    (src,), (t,) = operand_types(op)
+    require(src.kind in "fib" and t.kind in "fib")
+    lanes = method(npcall("array", args[0], dtype=dt(src.dtype)), "view", dt(t.dtype))
+    return [method(lanes, "reshape", _shape(op))]
+
+
 @NUMPY.register(vector.FMAOp)
 def _fma(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     _, (t,) = operand_types(op)

@@ -32,11 +32,26 @@ from polykrnl.model.interpreter.values import (
     as_unsigned,
     int_width,
     is_float,
+    lane_type,
+    lanewise,
     make_value,
     scalar_dtype,
     wrap_int,
 )
-from polykrnl.model.std_ext import CmpfOp, CmpiOp, IndexCastUIOp, RemFOp, SelectOp
+from polykrnl.model.std_ext import (
+    CmpfOp,
+    CmpiOp,
+    ExtSIOp,
+    ExtUIOp,
+    FPToSIOp,
+    FPToUIOp,
+    IndexCastUIOp,
+    RemFOp,
+    SelectOp,
+    SIToFPOp,
+    TruncIOp,
+    UIToFPOp,
+)
 
 # ------------------------------------------------------------------ arith
 
@@ -53,20 +68,14 @@ def _constant(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
 
 
 def _int_binary(fn: Callable[[int, int, int], int]) -> Handler:
-    """An integer op on canonical values; `fn(a, b, width)` may read them signed/unsigned."""
+    """An integer op on canonical values; `fn(a, b, width)` may read them signed/unsigned.
+    On vectors, lane by lane."""
 
     def h(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
         a, b = (fr.get(v) for v in op.operands)
         t = op.results[0].type
-        if isinstance(t, VectorType):
-            # Lane by lane, on canonical Python integers: the scalar semantics exactly.
-            lane_t, w = t.element_type, int_width(t)
-            lanes = [
-                wrap_int(fn(int(x), int(y), w), lane_t)
-                for x, y in zip(np.ravel(a), np.ravel(b), strict=True)
-            ]
-            return [np.array(lanes).astype(scalar_dtype(t)).reshape(tuple(t.get_shape()))]
-        return [wrap_int(fn(a, b, int_width(t)), t)]
+        w, lane = int_width(t), lane_type(t)
+        return [lanewise(lambda x, y: wrap_int(fn(x, y, w), lane), t, a, b)]
 
     return h
 
@@ -215,44 +224,58 @@ def _select(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     return [a if c else b]
 
 
-@INTERPRET.register(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
+# Casts: on vectors, lane by lane (polykrnl's classes; xDSL's read scalars only).
+
+
+@INTERPRET.register(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp, ExtSIOp, TruncIOp)
 def _int_cast_signed(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    src = op.operands[0]
-    x = fr.get(src)
-    if isinstance(src.type, IntegerType):
-        x = as_signed(x, src.type.width.data)
-    return [wrap_int(int(x), op.results[0].type)]
+    src, dst = lane_type(op.operands[0].type), lane_type(op.results[0].type)
+
+    def one(x: Any) -> Any:
+        if isinstance(src, IntegerType):
+            x = as_signed(x, src.width.data)
+        return wrap_int(int(x), dst)
+
+    return [lanewise(one, op.results[0].type, fr.get(op.operands[0]))]
 
 
-@INTERPRET.register(IndexCastUIOp, arith.ExtUIOp)
+@INTERPRET.register(IndexCastUIOp, arith.ExtUIOp, ExtUIOp)
 def _int_cast_unsigned(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    src = op.operands[0]
-    x = as_unsigned(fr.get(src), int_width(src.type))
-    return [wrap_int(x, op.results[0].type)]
+    w, dst = int_width(op.operands[0].type), lane_type(op.results[0].type)
+    return [
+        lanewise(
+            lambda x: wrap_int(as_unsigned(x, w), dst), op.results[0].type, fr.get(op.operands[0])
+        )
+    ]
 
 
-@INTERPRET.register(arith.SIToFPOp, arith.UIToFPOp)
+@INTERPRET.register(arith.SIToFPOp, arith.UIToFPOp, SIToFPOp, UIToFPOp)
 def _int_to_float(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    src = op.operands[0]
-    w = int_width(src.type)
-    x = fr.get(src)
-    x = as_signed(x, w) if isinstance(op, arith.SIToFPOp) else as_unsigned(x, w)
-    return [make_value(float(x), op.results[0].type)]
+    w, dst = int_width(op.operands[0].type), lane_type(op.results[0].type)
+    signed = isinstance(op, arith.SIToFPOp | SIToFPOp)
+
+    def one(x: Any) -> Any:
+        return make_value(float(as_signed(x, w) if signed else as_unsigned(x, w)), dst)
+
+    return [lanewise(one, op.results[0].type, fr.get(op.operands[0]))]
 
 
-@INTERPRET.register(arith.FPToSIOp, arith.FPToUIOp)
+@INTERPRET.register(arith.FPToSIOp, arith.FPToUIOp, FPToSIOp, FPToUIOp)
 def _float_to_int(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    x = fr.get(op.operands[0])
-    t = op.results[0].type
-    if not np.isfinite(x):
-        raise Fail(f"{op.name} of {x}", "converting nan or inf to an integer is undefined")
-    v = int(np.trunc(np.float64(x)))
+    t = lane_type(op.results[0].type)
     w = int_width(t)
-    signed = isinstance(op, arith.FPToSIOp)
+    signed = isinstance(op, arith.FPToSIOp | FPToSIOp)
     lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-    if not lo <= v <= hi:
-        raise Fail(f"{op.name} of {x} does not fit in {t}", "the result is poison in MLIR")
-    return [wrap_int(v, t)]
+
+    def one(x: Any) -> Any:
+        if not np.isfinite(x):
+            raise Fail(f"{op.name} of {x}", "converting nan or inf to an integer is undefined")
+        v = int(np.trunc(np.float64(x)))
+        if not lo <= v <= hi:
+            raise Fail(f"{op.name} of {x} does not fit in {t}", "the result is poison in MLIR")
+        return wrap_int(v, t)
+
+    return [lanewise(one, op.results[0].type, fr.get(op.operands[0]))]
 
 
 @INTERPRET.register(arith.ExtFOp, arith.TruncFOp)
@@ -264,6 +287,8 @@ def _float_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
 def _bitcast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     src, t = op.operands[0], op.results[0].type
     x = fr.get(src)
+    if isinstance(t, VectorType):  # the lanes' bits, reread
+        return [np.array(x, dtype=scalar_dtype(src.type)).view(scalar_dtype(t))]
     raw = scalar_dtype(src.type).type(x if is_float(src.type) else wrap_int(x, src.type))
     out = np.array(raw).view(scalar_dtype(t))[()]
     return [make_value(out, t)]

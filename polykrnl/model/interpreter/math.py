@@ -21,6 +21,8 @@ from polykrnl.model.interpreter.values import (
     as_signed,
     as_unsigned,
     int_width,
+    lane_type,
+    lanewise,
     make_value,
     wrap_int,
 )
@@ -118,39 +120,50 @@ def _fpowi(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
 
 @INTERPRET.register(mathd.FmaOp)
 def _fma(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
-    a, b, c = (np.longdouble(fr.get(v)) for v in op.operands)
+    a, b, c = (np.asarray(fr.get(v), dtype=np.longdouble) for v in op.operands)
     return [make_value(a * b + c, op.results[0].type)]
+
+
+# Integer math: on vectors, lane by lane.
 
 
 @INTERPRET.register(mathd.AbsIOp)
 def _absi(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     t = op.results[0].type
-    return [wrap_int(abs(as_signed(fr.get(op.operands[0]), int_width(t))), t)]
+    w, lane = int_width(t), lane_type(t)
+    return [lanewise(lambda x: wrap_int(abs(as_signed(x, w)), lane), t, fr.get(op.operands[0]))]
 
 
 @INTERPRET.register(mathd.IPowIOp)
 def _ipowi(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     t = op.results[0].type
-    w = int_width(t)
-    base, exp = (as_signed(fr.get(v), w) for v in op.operands)
-    if exp < 0:
-        # MLIR defines x ** -n as 1 / x ** n in integers.
-        r = 1 if base == 1 else (-1 if exp % 2 else 1) if base == -1 else 0
-        if base == 0:
-            raise Fail("math.ipowi: 0 raised to a negative power")
-        return [wrap_int(r, t)]
-    return [wrap_int(pow(base, exp, 1 << w), t)]
+    w, lane = int_width(t), lane_type(t)
+
+    def one(x: int, n: int) -> int:
+        base, exp = as_signed(x, w), as_signed(n, w)
+        if exp < 0:
+            # MLIR defines x ** -n as 1 / x ** n in integers.
+            if base == 0:
+                raise Fail("math.ipowi: 0 raised to a negative power")
+            return wrap_int(1 if base == 1 else (-1 if exp % 2 else 1) if base == -1 else 0, lane)
+        return wrap_int(pow(base, exp, 1 << w), lane)
+
+    return [lanewise(one, t, *(fr.get(v) for v in op.operands))]
 
 
 @INTERPRET.register(mathd.CountLeadingZerosOp, mathd.CountTrailingZerosOp, mathd.CtPopOp)
 def _bitcount(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     t = op.results[0].type
-    w = int_width(t)
-    x = as_unsigned(fr.get(op.operands[0]), w)
-    if isinstance(op, mathd.CtPopOp):
-        r = bin(x).count("1")
-    elif isinstance(op, mathd.CountLeadingZerosOp):
-        r = w - x.bit_length()
-    else:
-        r = w if x == 0 else (x & -x).bit_length() - 1
-    return [wrap_int(r, t)]
+    w, lane = int_width(t), lane_type(t)
+
+    def one(v: int) -> int:
+        x = as_unsigned(v, w)
+        if isinstance(op, mathd.CtPopOp):
+            r = bin(x).count("1")
+        elif isinstance(op, mathd.CountLeadingZerosOp):
+            r = w - x.bit_length()
+        else:
+            r = w if x == 0 else (x & -x).bit_length() - 1
+        return wrap_int(r, lane)
+
+    return [lanewise(one, t, fr.get(op.operands[0]))]

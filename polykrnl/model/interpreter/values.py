@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,26 @@ def wrap_int(x: int, t: Attribute) -> int:
     if w == 1 or t.signedness.data == Signedness.UNSIGNED:
         return as_unsigned(x, w)
     return as_signed(x, w)
+
+
+def lane_type(t: Attribute) -> Attribute:
+    """The type of one lane of a vector type; any other type is its own lane."""
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+def lanewise(fn: Callable[..., Any], t: Attribute, *values: Any) -> Any:
+    """`fn` of canonical scalar values, applied to `values` of result type `t`: once for
+    scalars, lane by lane for a vector type (integer lanes read as Python ints, so the
+    scalar semantics, wrapping included, is exactly the one for scalars)."""
+    if not isinstance(t, VectorType):
+        return fn(*values)
+    arrays = [np.asarray(v) for v in values]
+    flat = [a.reshape(-1) for a in arrays]
+    out = [
+        fn(*(int(a[i]) if a.dtype.kind in "iub" else a[i] for a in flat))
+        for i in range(flat[0].size)
+    ]
+    return np.array(out, dtype=scalar_dtype(t)).reshape(tuple(t.get_shape()))
 
 
 def is_float(t: Attribute) -> bool:

@@ -10,14 +10,15 @@ order, first to last, each step rounded in the element type.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, VectorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
+from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter.core import INTERPRET, Frame, Interpreter
 from polykrnl.model.interpreter.memory import array_of, writable
 from polykrnl.model.interpreter.values import (
@@ -27,7 +28,14 @@ from polykrnl.model.interpreter.values import (
     make_value,
     scalar_dtype,
 )
-from polykrnl.model.std_vector import FromElementsOp, ShapeCastOp, SplatOp, ToElementsOp
+from polykrnl.model.std_vector import (
+    FromElementsOp,
+    ShapeCastOp,
+    SplatOp,
+    ToElementsOp,
+    transfer_dims,
+    transfer_in_bounds,
+)
 
 _DYNAMIC = -(2**63)
 
@@ -77,6 +85,159 @@ def _store(it: Interpreter, op: Operation, fr: Frame) -> None:
     t = _vtype(value.type)
     window = _window(fr, op, mem, indices, t.get_shape())
     mem[window] = np.asarray(fr.get(value)).reshape(mem[window].shape)
+
+
+def _transfer(
+    it: Interpreter,
+    fr: Frame,
+    op: vector.TransferReadOp | vector.TransferWriteOp,
+    mem: np.ndarray[Any, Any],
+    shape: Sequence[int],
+) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each lane a transfer moves (mask on, inside the memref), with its element of `mem`.
+
+    A lane outside the memref along a dimension the op does not promise in bounds is
+    skipped (padding when reading, nothing written); anything else outside the memref
+    is a located error (MLIR leaves it undefined)."""
+    dims = transfer_dims(op)
+    if dims is None:
+        raise Fail(f"{op.name} with the permutation map {op.permutation_map.data}")
+    if isinstance(op, vector.TransferWriteOp) and None in dims:
+        raise Fail(f"{op.name} cannot broadcast (constant 0 in its permutation map)")
+    if op.mask is not None and dims != list(range(mem.ndim - len(dims), mem.ndim)):
+        raise UnsupportedError(
+            f"{op.name} with a mask and a permutation map other than the minor identity is not "
+            "supported by the reference interpreter yet",
+            location=it.location(op),
+        )
+    mask = None if op.mask is None else np.asarray(fr.get(op.mask))
+    in_bounds = transfer_in_bounds(op)
+    start = [fr.index(v) for v in op.indices]
+    if len(start) != mem.ndim:
+        raise Fail(f"{op.name} of a rank-{mem.ndim} memref takes {mem.ndim} indices")
+    for fixed, i in enumerate(start):
+        if fixed not in dims and not 0 <= i < mem.shape[fixed]:
+            raise Fail(
+                f"{op.name} out of bounds: index {i} of dimension {fixed} (size {mem.shape[fixed]})"
+            )
+    for lane in np.ndindex(*shape):
+        if mask is not None and not mask[lane]:
+            continue
+        at = list(start)
+        outside = False
+        for k, d in enumerate(dims):
+            if d is None:
+                continue
+            at[d] += lane[k]
+            if not 0 <= at[d] < mem.shape[d]:
+                if in_bounds[k]:
+                    raise Fail(
+                        f"{op.name} out of bounds: element {at[d]} of dimension {d} (size "
+                        f"{mem.shape[d]}), in a dimension declared in_bounds",
+                        "declare it out of bounds (in_bounds = [false]) to pad or mask it",
+                    )
+                outside = True
+        if not outside:
+            yield lane, tuple(at)
+
+
+@INTERPRET.register(vector.TransferReadOp)
+def _transfer_read(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    assert isinstance(op, vector.TransferReadOp)
+    mem = array_of(fr, op.source)
+    _scalar_memref(it, op, op.source)
+    t = _vtype(op.result.type)
+    out = np.full(tuple(t.get_shape()), fr.get(op.padding), dtype=scalar_dtype(t))
+    for lane, at in _transfer(it, fr, op, mem, t.get_shape()):
+        out[lane] = mem[at]
+    return [out]
+
+
+@INTERPRET.register(vector.TransferWriteOp)
+def _transfer_write(it: Interpreter, op: Operation, fr: Frame) -> None:
+    assert isinstance(op, vector.TransferWriteOp)
+    if op.result is not None:
+        raise UnsupportedError(
+            "vector.transfer_write into a tensor is not Krnl", location=it.location(op)
+        )
+    mem = writable(fr, op.source, "vector.transfer_write")
+    _scalar_memref(it, op, op.source)
+    value = np.asarray(fr.get(op.vector))
+    for lane, at in _transfer(it, fr, op, mem, value.shape):
+        mem[at] = value[lane]
+
+
+@INTERPRET.register(vector.CreateMaskOp)
+def _create_mask(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    # Lane (i, j, ...) is on when i < a, j < b, ... (sizes below 0 count as 0).
+    t = _vtype(op.results[0].type)
+    mask = np.ones(tuple(t.get_shape()), dtype=np.bool_)
+    for d, v in enumerate(op.operands):
+        cut = [slice(None)] * mask.ndim
+        cut[d] = slice(max(0, fr.index(v)), None)
+        mask[tuple(cut)] = False
+    return [mask]
+
+
+def _masked_lanes(
+    fr: Frame,
+    op: vector.MaskedLoadOp | vector.MaskedStoreOp,
+    mem: np.ndarray[Any, Any],
+    mask: np.ndarray[Any, Any],
+) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """Each lane the mask turns on, with its element of `mem` (a run along the last
+    dimension); a lane on outside the memref is a located error, one off is never read."""
+    start = [fr.index(v) for v in op.indices]
+    if len(start) != mem.ndim:
+        raise Fail(f"{op.name} of a rank-{mem.ndim} memref takes {mem.ndim} indices")
+    for lane in np.flatnonzero(mask):
+        at = (*start[:-1], start[-1] + int(lane))
+        if any(not 0 <= i < n for i, n in zip(at, mem.shape, strict=True)):
+            raise Fail(
+                f"{op.name} out of bounds: lane {lane} is on and reaches element {list(at)} "
+                f"of a memref of shape {list(mem.shape)}",
+                "turn the mask off for lanes past the end",
+            )
+        yield int(lane), at
+
+
+@INTERPRET.register(vector.MaskedLoadOp)
+def _masked_load(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    assert isinstance(op, vector.MaskedLoadOp)
+    mem = array_of(fr, op.base)
+    _scalar_memref(it, op, op.base)
+    out = np.array(fr.get(op.pass_thru), dtype=scalar_dtype(op.result.type))
+    for lane, at in _masked_lanes(fr, op, mem, np.asarray(fr.get(op.mask))):
+        out[lane] = mem[at]
+    return [out]
+
+
+@INTERPRET.register(vector.MaskedStoreOp)
+def _masked_store(it: Interpreter, op: Operation, fr: Frame) -> None:
+    assert isinstance(op, vector.MaskedStoreOp)
+    mem = writable(fr, op.base, "vector.maskedstore")
+    _scalar_memref(it, op, op.base)
+    value = np.asarray(fr.get(op.value_to_store))
+    for lane, at in _masked_lanes(fr, op, mem, np.asarray(fr.get(op.mask))):
+        mem[at] = value[lane]
+
+
+@INTERPRET.register(vector.BitcastOp)
+def _vector_bitcast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
+    # The same bytes; the last dimension's length changes with the lane width.
+    src, t = _vtype(op.operands[0].type), _vtype(op.results[0].type)
+    lanes = np.array(fr.get(op.operands[0]), dtype=scalar_dtype(src))
+    return [lanes.view(scalar_dtype(t)).reshape(tuple(t.get_shape()))]
+
+
+def _scalar_memref(it: Interpreter, op: Operation, v: SSAValue) -> None:
+    t = v.type
+    if not isinstance(t, MemRefType) or isinstance(t.element_type, VectorType):
+        raise UnsupportedError(
+            f"{op.name} of {t}: the reference interpreter transfers between vectors and "
+            "memrefs of scalars only",
+            location=it.location(op),
+        )
 
 
 @INTERPRET.register(vector.BroadcastOp)

@@ -8,7 +8,7 @@ from xdsl.ir import Operation
 from polykrnl.model.ir import const_int
 from polykrnl.model.poly.domains import Expr
 from polykrnl.model.poly.table import POLY, OpModel, may_read_memrefs
-from polykrnl.model.std_ext import STD_EXT_OPS, IndexCastUIOp
+from polykrnl.model.std_ext import STD_EXT_OPS, ExtSIOp, ExtUIOp, IndexCastUIOp
 
 
 def _same(op: Operation, expr: Expr) -> str | None:
@@ -41,6 +41,8 @@ _INDEX = {
     IndexCastUIOp: _same,
     arith.ExtSIOp: _same,
     arith.ExtUIOp: _same,
+    ExtSIOp: _same,
+    ExtUIOp: _same,
     arith.AddiOp: _binary,
     arith.SubiOp: _binary,
     arith.MuliOp: _binary,

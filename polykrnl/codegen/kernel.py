@@ -247,13 +247,14 @@ def to_numpy(
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
     # Sizes the loops, the subscripts and the results do not use go.
     used = {n.id for st in [*body, *returns] for n in ast.walk(st) if isinstance(n, ast.Name)}
-    prologue = [
-        a
-        for a in prologue
-        if not isinstance(a, ast.Assign)
-        or not isinstance(a.targets[0], ast.Name)
-        or a.targets[0].id in used
-    ]
+    kept: list[ast.stmt] = []
+    for line in reversed(prologue):  # later sizes may be computed from earlier ones
+        if isinstance(line, ast.Assign) and isinstance(line.targets[0], ast.Name):
+            if line.targets[0].id not in used:
+                continue
+            used |= {n.id for n in ast.walk(line.value) if isinstance(n, ast.Name)}
+        kept.append(line)
+    prologue = kept[::-1]
     entry = names.fresh(f"kernel_{fn.name}")
     func = ast.FunctionDef(
         entry,

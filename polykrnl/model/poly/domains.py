@@ -93,6 +93,11 @@ class Expr:
         model = model_of(op)
         if model is not None and model.index is not None:
             found = model.index(op, self)
+            piecewise = found is not None and ("min(" in found or "max(" in found)
+            if piecewise and op not in b.in_loop and isinstance(v.type, IndexType | IntegerType):
+                # A min/max fixed for the whole call: a parameter, so that loop bounds
+                # using it stay single affine expressions (the schedule's bounds).
+                return b.param(v, b.vname(v).lstrip("%"))
             if found is not None or (model.index_final and op in b.in_loop):
                 return found
         if op not in b.in_loop and isinstance(v.type, IndexType | IntegerType):

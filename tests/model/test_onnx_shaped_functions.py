@@ -186,3 +186,36 @@ def test_unrealized_casts_at_the_boundary_are_the_same_buffer() -> None:
     out = pk.run_reference(fn, a=a)
     np.testing.assert_array_equal(out, -a)
     np.testing.assert_array_equal(pk.compile(fn)(a=a), out)
+
+
+BROADCAST_MAX = """
+func.func @bcast(%a: memref<?xf32>, %b: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %da = memref.dim %a, %c0 : memref<?xf32>
+  %db = memref.dim %b, %c0 : memref<?xf32>
+  %n = affine.max affine_map<()[s0, s1] -> (s0, s1)>()[%da, %db]
+  %out = memref.alloc(%n) : memref<?xf32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to affine_map<(d0) -> (d0)>(%n)) {
+    %ia = affine.min affine_map<(d0)[s0] -> (d0, s0 - 1)>(%i)[%da]
+    %ib = affine.min affine_map<(d0)[s0] -> (d0, s0 - 1)>(%i)[%db]
+    %x = krnl.load %a[%ia] : memref<?xf32>
+    %y = krnl.load %b[%ib] : memref<?xf32>
+    %s = arith.addf %x, %y : f32
+    krnl.store %s, %out[%i] : memref<?xf32>
+  }
+  return %out : memref<?xf32>
+}
+"""
+
+
+def test_a_size_that_is_the_max_of_two_dims() -> None:
+    # onnx-mlir's broadcasting shape: the result's size is max(dim a, dim b), used for the
+    # allocation and, through a map, as a loop bound: a parameter fixed for the call.
+    fn = pk.parse(BROADCAST_MAX)["bcast"]
+    a = RNG.standard_normal(5).astype(np.float32)
+    b = RNG.standard_normal(1).astype(np.float32)
+    out = pk.run_reference(fn, a=a, b=b)
+    np.testing.assert_array_equal(out, a + b[0])
+    np.testing.assert_array_equal(pk.compile(fn)(a=a, b=b), out)
+    np.testing.assert_array_equal(pk.compile(fn)(a=b, b=a), out)

@@ -19,6 +19,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from polykrnl.model import dialect as k
 from polykrnl.model.ir import const_int
 from polykrnl.model.nest import (
     IVBound,
@@ -94,9 +95,17 @@ class Expr:
         if model is not None and model.index is not None:
             found = model.index(op, self)
             piecewise = found is not None and ("min(" in found or "max(" in found)
-            if piecewise and op not in b.in_loop and isinstance(v.type, IndexType | IntegerType):
-                # A min/max fixed for the whole call: a parameter, so that loop bounds
-                # using it stay single affine expressions (the schedule's bounds).
+            only_bounds = all(isinstance(u.operation, k.IterateOp) for u in v.uses)
+            if (
+                piecewise
+                and not only_bounds
+                and op not in b.in_loop
+                and isinstance(v.type, IndexType | IntegerType)
+            ):
+                # A min/max fixed for the whole call and used through other ops (a map of
+                # a bound, an allocation's size): a parameter, so that the schedule's loop
+                # bounds stay single affine expressions. Used directly as a loop bound, it
+                # stays exact (the schedule splits it into one bound per result).
                 return b.param(v, b.vname(v).lstrip("%"))
             if found is not None or (model.index_final and op in b.in_loop):
                 return found

@@ -170,15 +170,24 @@ class Translator:
     def bounds(self, n: isl.AstNode) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
         """(isl iterator, start, stop, step) of a for node whose condition bounds it."""
         it = n.for_get_iterator().id_get_id().get_name()
-        start = self.expr(n.for_get_init())
+        found = self.range_of(it, n.for_get_init(), n.for_get_cond())
+        if found is None:
+            return None
+        return it, *found, self.expr(n.for_get_inc())
+
+    def range_of(
+        self, it: str, init: isl.AstExpr, cond: isl.AstExpr
+    ) -> tuple[ast.expr, ast.expr] | None:
+        """(start, stop) of a loop on `it` from its init and its condition, if that bounds it."""
+        start = self.expr(init)
         self.names[it] = it
         try:
-            stop = self._range_stop(n.for_get_cond(), it)
+            stop = self._range_stop(cond, it)
         finally:
             del self.names[it]
         if stop is None:
             return None
-        return it, start, stop, self.expr(n.for_get_inc())
+        return start, stop
 
     def _range_stop(self, cond: isl.AstExpr, it: str) -> ast.expr | None:
         if cond.get_type() != isl.ast_expr_type.op:

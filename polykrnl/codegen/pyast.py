@@ -92,3 +92,22 @@ def affine_bound(m: AffineMap, operands: list[ast.expr], combine: str) -> ast.ex
     dims, syms = operands[: m.num_dims], operands[m.num_dims :]
     parts = [affine_expr(r, dims, syms) for r in m.results]
     return parts[0] if len(parts) == 1 else call(combine, *parts)
+
+
+def int_constant(e: ast.expr) -> int | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else None
+
+
+def same_tree(a: object, b: object) -> bool:
+    """Whether two Python expressions are the same tree (same node kinds, fields and
+    constants; line numbers aside)."""
+    if isinstance(a, ast.AST):
+        return type(a) is type(b) and all(
+            same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields
+        )
+    if isinstance(b, ast.AST):
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
+    # Leaves: `1`, `1.0` and `True` are equal in Python but not the same constant.
+    return type(a) is type(b) and a == b

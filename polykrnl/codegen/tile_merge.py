@@ -4,52 +4,62 @@ The schedule says which loop is the tile loop of which point loop
 (`Schedule.tile_of`); what isl generated must then be the plain strip-mined
 ranges, `for t in range(L, U, S)` around `for p in range(t, min(t + S, U))`,
 for the pair to run exactly the original loop's range [L, U). That is checked
-on the loops' bounds as affine forms (sums of names times constants), so that
-`t + 4`, `4 + t` and `min(U, t + 4)` compare as what they mean.
+on isl's expressions of the bounds read as affine forms (sums of atoms times
+constants), so that `t + 4`, `4 + t`, `t + 3 + 1` and `min(U, t + 4)` compare as
+what they mean; a part of a bound that is not affine (a division, a max) is one
+atom, equal only to the same tree.
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
 import islpy as isl
 
-from polykrnl.codegen.isl_ast import Translator
-
 # The name a merged tile loop's iterator gets: code that still uses it is refused.
 POISON = "_polykrnl_merged_tile_loop_"
 
-LinearForm = frozenset[tuple[str, int]]  # {(name, coefficient)}; "" is the constant term
+# An atom of an affine form: an isl name, or the tree of a part that is not affine.
+Atom = str | tuple[object, ...]
+LinearForm = frozenset[tuple[Atom, int]]  # {(atom, coefficient)}; "" is the constant term
+
+_OP = isl.ast_expr_type.op
+_INT = isl.ast_expr_type.int
+_ID = isl.ast_expr_type.id
+_OPS = isl.ast_expr_op_type
 
 
 @dataclass(frozen=True)
-class MergedLoops:
-    """A tile loop and its point loop, vectorized together as the original loop's range.
+class MergedRange:
+    """A tile loop and its point loop as the one loop they strip-mine, run with step 1.
 
     Both parallel (or both reductions): the iterations of the pair are those of
     the loop before blocking, so running them at once is running that loop at
-    once. The merged loop's iterator is the point loop's; its range the tile
-    loop's (start and stop; step 1).
+    once. The loop's iterator is the point loop's (`name`); its range is the
+    tile loop's: from `lb`, while `cond` (the tile loop's condition on
+    `tile_name`, `tile_name < U` or `tile_name <= U - 1`) holds.
     """
 
-    tile: isl.AstNode
-    point: isl.AstNode
-    tile_mark: str = ""
+    name: str
+    tile_name: str
+    lb: isl.AstExpr
+    cond: isl.AstExpr
 
 
-ChainLoop = isl.AstNode | MergedLoops
+ChainLoop = isl.AstNode | MergedRange
 
 
 def iterator_name(node: ChainLoop) -> str:
-    n = node.point if isinstance(node, MergedLoops) else node
-    return str(n.for_get_iterator().id_get_id().get_name())
+    if isinstance(node, MergedRange):
+        return node.name
+    return str(node.for_get_iterator().id_get_id().get_name())
 
 
 def range_exprs(node: ChainLoop) -> tuple[isl.AstExpr, isl.AstExpr]:
     """The isl expressions that bound the loop: its init and its condition."""
-    n = node.tile if isinstance(node, MergedLoops) else node
-    return n.for_get_init(), n.for_get_cond()
+    if isinstance(node, MergedRange):
+        return node.lb, node.cond
+    return node.for_get_init(), node.for_get_cond()
 
 
 def merge_tiles(
@@ -60,7 +70,7 @@ def merge_tiles(
     i = 0
     while i < len(out):
         mark, tile = out[i]
-        if isinstance(tile, MergedLoops):
+        if isinstance(tile, MergedRange):
             i += 1
             continue
         partner = next(
@@ -70,7 +80,7 @@ def merge_tiles(
                 if tile_of.get(out[j][0]) == mark
                 and status.get(out[j][0]) == status.get(mark)
                 and status.get(mark) in ("parallel", "reduction")
-                and _is_point_of(out[j][1], tile)
+                and is_strip_mined(out[j][1], tile)
             ),
             None,
         )
@@ -78,76 +88,100 @@ def merge_tiles(
             i += 1
             continue
         p_mark, point = out[partner]
-        assert not isinstance(point, MergedLoops)
+        assert not isinstance(point, MergedRange)
         label = f"{mark}+{p_mark}"
         status[label] = status[mark]
-        out[partner] = (label, MergedLoops(tile, point, mark))
+        out[partner] = (label, MergedRange(iterator_name(point), iterator_name(tile), *_ends(tile)))
         del out[i]
     return out
 
 
-def _is_point_of(point: ChainLoop, tile: isl.AstNode) -> bool:
+def _ends(n: isl.AstNode) -> tuple[isl.AstExpr, isl.AstExpr]:
+    return n.for_get_init(), n.for_get_cond()
+
+
+def is_strip_mined(point: ChainLoop, tile: isl.AstNode) -> bool:
     """Whether `point` runs [t, min(U, t + S)) for each t of `tile` = range(L, U, S)."""
-    if isinstance(point, MergedLoops):
+    if isinstance(point, MergedRange):
         return False
-    plain = Translator(lambda _s, _a: [])
-    tb, pb = plain.bounds(tile), plain.bounds(point)
-    if tb is None or pb is None:
+    t_it, p_it = iterator_name(tile), iterator_name(point)
+    t_stop, p_stop = _stop(tile.for_get_cond(), t_it), _stop(point.for_get_cond(), p_it)
+    step = _constant(linear(tile.for_get_inc()))
+    if t_stop is None or p_stop is None or step is None or step < 1:
         return False
-    t_it, t_start, t_stop, t_step = tb
-    _, p_start, p_stop, p_step = pb
-    step, p_one = int_constant(t_step), int_constant(p_step)
-    if step is None or p_one != 1 or linear(p_start) != frozenset({(t_it, 1)}):
+    if linear(point.for_get_init()) != {(t_it, 1)} or _constant(linear(point.for_get_inc())) != 1:
         return False
-    end = frozenset({(t_it, 1), ("", step)})
-    if linear(p_stop) == end:
+    end: LinearForm = frozenset({(t_it, 1), ("", step)})
+    if p_stop == {end}:
         # Full tiles only (isl knew the step divides the trip count): constant bounds.
-        lo, hi = int_constant(t_start), int_constant(t_stop)
+        lo = _constant(linear(tile.for_get_init()))
+        hi = _constant(next(iter(t_stop))) if len(t_stop) == 1 else None
         return lo is not None and hi is not None and (hi - lo) % step == 0
-    parts = _min_args(p_stop)
-    return parts is not None and {linear(a) for a in parts} == {end, linear(t_stop)}
+    return p_stop == t_stop | {end} and len(p_stop) > 1
 
 
-def _min_args(e: ast.expr) -> list[ast.expr] | None:
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "min":
-        return list(e.args) if len(e.args) == 2 and not e.keywords else None
-    return None
-
-
-def linear(e: ast.expr) -> LinearForm | None:
-    """`e` as a sum of names times constants (None: not of that form)."""
-    terms = _terms(e)
-    if terms is None:
+def _stop(cond: isl.AstExpr, it: str) -> frozenset[LinearForm] | None:
+    """The end of a loop on `it` from its condition: the forms whose minimum it is
+    (one form for a plain bound); None when the condition is not `it < E` or `it <= E`."""
+    if cond.get_type() != _OP or cond.get_op_type() not in (_OPS.lt, _OPS.le):
         return None
+    lhs, rhs = cond.op_get_arg(0), cond.op_get_arg(1)
+    if lhs.get_type() != _ID or lhs.id_get_id().get_name() != it:
+        return None
+    past = 1 if cond.get_op_type() == _OPS.le else 0
+    parts = [rhs]
+    if rhs.get_type() == _OP and rhs.get_op_type() == _OPS.min:
+        parts = [rhs.op_get_arg(i) for i in range(rhs.op_get_n_arg())]
+    return frozenset(_plus(linear(p), past) for p in parts)
+
+
+def _plus(form: LinearForm, c: int) -> LinearForm:
+    terms = dict(form)
+    terms[""] = terms.get("", 0) + c
     return frozenset((k, v) for k, v in terms.items() if v != 0)
 
 
-def _terms(e: ast.expr) -> dict[str, int] | None:
-    if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return {"": e.value}
-    if isinstance(e, ast.Name):
-        return {e.id: 1}
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
-        inner = _terms(e.operand)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
-        a, b = _terms(e.left), _terms(e.right)
-        if a is None or b is None:
-            return None
-        sign = 1 if isinstance(e.op, ast.Add) else -1
-        out = dict(a)
+def _constant(form: LinearForm) -> int | None:
+    """The value of a form without atoms."""
+    terms = dict(form)
+    return terms.get("", 0) if set(terms) <= {""} else None
+
+
+def linear(e: isl.AstExpr) -> LinearForm:
+    """`e` as a sum of atoms times constants."""
+    return frozenset((k, v) for k, v in _terms(e).items() if v != 0)
+
+
+def _terms(e: isl.AstExpr) -> dict[Atom, int]:
+    t = e.get_type()
+    if t == _INT:
+        return {"": int(e.int_get_val().to_python())}
+    if t == _ID:
+        return {str(e.id_get_id().get_name()): 1}
+    op = e.get_op_type()
+    args = [e.op_get_arg(i) for i in range(e.op_get_n_arg())]
+    if op == _OPS.minus and len(args) == 1:
+        return {k: -v for k, v in _terms(args[0]).items()}
+    if op in (_OPS.add, _OPS.sub) and len(args) == 2:
+        a, b = _terms(args[0]), _terms(args[1])
+        sign = 1 if op == _OPS.add else -1
         for k, v in b.items():
-            out[k] = out.get(k, 0) + sign * v
-        return out
-    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
-        a, b = _terms(e.left), _terms(e.right)
-        if a is None or b is None:
-            return None
+            a[k] = a.get(k, 0) + sign * v
+        return a
+    if op == _OPS.mul and len(args) == 2:
+        a, b = _terms(args[0]), _terms(args[1])
         for const, other in ((a, b), (b, a)):
-            if set(const) == {""}:
-                return {k: const[""] * v for k, v in other.items()}
-    return None
+            if set(const) <= {""}:
+                return {k: const.get("", 0) * v for k, v in other.items()}
+    return {_tree(e): 1}
 
 
-def int_constant(e: ast.expr) -> int | None:
-    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else None
+def _tree(e: isl.AstExpr) -> tuple[object, ...]:
+    """An isl expression as nested tuples: equal exactly when the trees are."""
+    t = e.get_type()
+    if t == _INT:
+        return ("int", int(e.int_get_val().to_python()))
+    if t == _ID:
+        return ("id", str(e.id_get_id().get_name()))
+    args = tuple(_tree(e.op_get_arg(i)) for i in range(e.op_get_n_arg()))
+    return ("op", e.get_op_type(), *args)

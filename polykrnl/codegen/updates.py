@@ -10,7 +10,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import AnyFloat, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
-from polykrnl.codegen.pyast import const
+from polykrnl.codegen.pyast import const, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.model import dialect as k
 from polykrnl.model.poly import Statement
@@ -176,7 +176,7 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
         for i, st in enumerate(body)
         if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name)
     }
-    wanted = ast.dump(ast.Subscript(target.value, target.slice, ast.Load()), annotate_fields=False)
+    wanted = ast.Subscript(target.value, target.slice, ast.Load())
 
     # Walk back from the stored value: y_k = y_(k-1) op e_k, down to the load.
     def walk(current: str) -> tuple[int, list[tuple[int, ast.operator, ast.expr]]] | None:
@@ -184,7 +184,7 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
         if i is None:
             return None
         v = body[i].value  # type: ignore[attr-defined]
-        if ast.dump(v, annotate_fields=False) == wanted:
+        if same_tree(v, wanted):
             return i, []
         if not (
             isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
@@ -212,12 +212,10 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
         return body
     # Values that are X or views of it: nothing after the load may read them.
     array = target.value
-    touched = {ast.dump(array, annotate_fields=False)}
     tainted: set[str] = set()
     for i, st in enumerate(body[:-1]):
         reads_x = any(
-            ast.dump(n, annotate_fields=False) in touched
-            or (isinstance(n, ast.Name) and n.id in tainted)
+            same_tree(n, array) or (isinstance(n, ast.Name) and n.id in tainted)
             for n in ast.walk(st.value if isinstance(st, ast.Assign) else st)
         )
         if i > load_at and i not in chain_at and reads_x:
@@ -231,7 +229,7 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
             tainted.add(st.targets[0].id)
     for _, _, rest in steps:
         if any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(rest)) or any(
-            ast.dump(n, annotate_fields=False) in touched for n in ast.walk(rest)
+            same_tree(n, array) for n in ast.walk(rest)
         ):
             return body
     updates = {i: ast.AugAssign(target, op, rest) for i, op, rest in steps}

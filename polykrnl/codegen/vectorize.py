@@ -22,7 +22,7 @@ import islpy as isl
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.isl_ast import FOR_NODE, Translator
-from polykrnl.codegen.pyast import assign, call, const
+from polykrnl.codegen.pyast import assign, call, const, int_constant, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
     KernelState,
@@ -33,8 +33,7 @@ from polykrnl.codegen.statements import (
 from polykrnl.codegen.tile_merge import (
     POISON,
     ChainLoop,
-    MergedLoops,
-    int_constant,
+    MergedRange,
     iterator_name,
     merge_tiles,
     range_exprs,
@@ -211,7 +210,7 @@ class Vectorizer:
         saved_names = dict(tr.names)
         saved_taken = set(tr.taken)
         saved_keys = self._keys()
-        par_its |= {iterator_name(node.tile) for _, node in par if isinstance(node, MergedLoops)}
+        par_its |= {node.tile_name for _, node in par if isinstance(node, MergedRange)}
         try:
             out = self._emit(tr, seq, par, par_its, users)
             if _uses(out, POISON):
@@ -311,14 +310,13 @@ class Vectorizer:
         self, tr: Translator, node: ChainLoop
     ) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
         """Like Translator.bounds; a merged tile and point loop run over the tile loop's range."""
-        if not isinstance(node, MergedLoops):
+        if not isinstance(node, MergedRange):
             return tr.bounds(node)
-        b = tr.bounds(node.tile)
-        if b is None:
+        found = tr.range_of(node.tile_name, node.lb, node.cond)
+        if found is None:
             return None
-        tile_it, start, stop, _ = b
-        tr.names[tile_it] = POISON
-        return iterator_name(node), start, stop, ast.Constant(1)
+        tr.names[node.tile_name] = POISON
+        return node.name, *found, ast.Constant(1)
 
     def _may_reduce(self, users: list[isl.AstExpr]) -> bool:
         """Whether a reduction over a loop may become array code: always when the
@@ -511,14 +509,14 @@ def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
         return stop if b >= a else start
     if b is not None and b >= 0:
         return stop  # below the start it still gives an empty slice
-    if ast.dump(start) == ast.dump(stop):
+    if same_tree(start, stop):
         return stop
     # A point loop of a tile (`range(t, min(U, t + S))`) is empty only when its tile
     # loop does not run: it never gets here with stop < start.
     if isinstance(stop, ast.Call) and any(
         isinstance(x, ast.BinOp)
         and isinstance(x.op, ast.Add)
-        and ast.dump(x.left) == ast.dump(start)
+        and same_tree(x.left, start)
         and (int_constant(x.right) or 0) > 0
         for x in stop.args
     ):

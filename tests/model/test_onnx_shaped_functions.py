@@ -219,3 +219,39 @@ def test_a_size_that_is_the_max_of_two_dims() -> None:
     np.testing.assert_array_equal(out, a + b[0])
     np.testing.assert_array_equal(pk.compile(fn)(a=a, b=b), out)
     np.testing.assert_array_equal(pk.compile(fn)(a=b, b=a), out)
+
+
+RUN_THROUGH_RESHAPE = """
+func.func @runs(%buf: memref<4x8xf32>, %out: memref<3xf32>) {
+  %c32 = arith.constant 32 : index
+  %one = arith.constant dense<1.0> : vector<8xf32>
+  %shape = memref.alloc() : memref<1xindex>
+  affine.store %c32, %shape[0] : memref<1xindex>
+  %flat = memref.reshape %buf(%shape) : (memref<4x8xf32>, memref<1xindex>) -> memref<32xf32>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 3) {
+    %c0 = arith.constant 0 : index
+    %x = krnl.load %buf[%i, %c0] : memref<4x8xf32>
+    krnl.store %x, %out[%i] : memref<3xf32>
+    %at = affine.apply affine_map<(d0) -> (d0 * 8 + 4)>(%i)
+    vector.store %one, %flat[%at] : memref<32xf32>, vector<8xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_vector_run_through_a_reshape_is_exact_and_sound() -> None:
+    # Iteration i reads buf[i, 0] and stores 8 floats at flat 8i + 4: the end of row i
+    # and the start of row i + 1, whose first element iteration i + 1 reads (a RAW at
+    # distance 1: not parallel), while nothing is approximated.
+    fn = pk.parse(RUN_THROUGH_RESHAPE)["runs"]
+    report = pk.check(fn)
+    assert report.approximations == ()
+    (loop,) = report.loops
+    assert loop.status != "parallel" and (loop.distance_min, loop.distance_max) == (1, 1)
+    buf = np.zeros((4, 8), np.float32)
+    out = np.full(3, -1.0, np.float32)
+    pk.run_reference(fn, buf=buf, out=out)
+    np.testing.assert_array_equal(out, [0, 1, 1])  # rows 1 and 2 start with stored ones
+    assert buf[1:, :4].all() and buf[:3, 4:].all() and not buf[0, :4].any()

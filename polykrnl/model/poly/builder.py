@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -548,6 +549,13 @@ class ProgramBuilder:
                         for d, x in enumerate(subs)
                     ]
                     subs = None
+            elif aliased and region is not None and subs is None:
+                exact = region_through_views(v, region, expr)
+                if exact is not None:
+                    region = exact  # the view's box, mapped onto the buffer behind
+                else:
+                    subs, region, may = None, None, True
+                    why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
             elif aliased:
                 subs, region, may = None, None, True
                 why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
@@ -684,6 +692,33 @@ class ProgramBuilder:
             self.names.taken.add("_io")
             self.arrays["_io"] = ArrayInfo("_io", (), "io", virtual=True)
         return "_io"
+
+
+_VIEW_DIM = re.compile(r"\b_a(\d+)\b")
+
+
+def region_through_views(
+    v: SSAValue, region: Sequence[tuple[str, str]], expr: Expr
+) -> list[tuple[str, str]] | None:
+    """A region of view `v` (constraints on its subscripts `_a0, _a1, ...`) as a region of
+    the buffer behind: the view's subscripts become existential variables, tied to the
+    buffer's by the views' element map (a run of a vector.load through a reshape, say).
+    None when the views have no exact element map."""
+    t = v.type
+    if not isinstance(t, MemRefType):
+        return None
+    names = [f"_v{d}" for d in range(len(t.get_shape()))]
+    mapped = through_views(v, names, expr)
+    if mapped.subs is None:
+        return None
+    conds = [_VIEW_DIM.sub(lambda m: f"_v{m[1]}", c) for _, c in region]
+    last = len(mapped.subs) - 1
+    ties = [
+        f"_a{d} = {x}" if mapped.span == 1 or d < last else f"{x} <= _a{d} < {x} + {mapped.span}"
+        for d, x in enumerate(mapped.subs)
+    ]
+    inner = " and ".join([*conds, *ties]) or "true"
+    return [("", f"exists ({', '.join(names)} : {inner})")] if names else [("", inner)]
 
 
 def uses_inside(user: Operation, position: dict[Operation, int]) -> bool:

@@ -145,6 +145,20 @@ def _random_array(
     )
 
 
+def _random_sequence(
+    rng: np.random.Generator, t: MemRefType, shape: tuple[int, ...], size: int, name: str
+) -> np.ndarray[Any, Any]:
+    """A memref of memrefs (an ONNX sequence): every element a random array, its dynamic
+    sizes `size`."""
+    elem = t.element_type
+    assert isinstance(elem, MemRefType)
+    elem_shape = tuple(size if n is None else n for n in memref_shape(elem))
+    seq = np.empty(shape, dtype=object)
+    for i in np.ndindex(*shape):
+        seq[i] = _random_array(rng, elem, elem_shape, name)
+    return seq
+
+
 def make_inputs(
     fn: Function, params: Mapping[str, float], *, seed: int, size: int = DEFAULT_SIZE
 ) -> dict[str, Any]:
@@ -159,7 +173,10 @@ def make_inputs(
                 int(params.get(f"{a.name}.{d}", size)) if n is None else n
                 for d, n in enumerate(memref_shape(t))
             )
-            inputs[a.name] = _random_array(rng, t, shape, a.name)
+            if isinstance(t.element_type, MemRefType):
+                inputs[a.name] = _random_sequence(rng, t, shape, size, a.name)
+            else:
+                inputs[a.name] = _random_array(rng, t, shape, a.name)
         elif isinstance(t, IndexType | IntegerType):
             value = int(params.get(a.name, size))
             if isinstance(t, IntegerType):
@@ -250,6 +267,18 @@ class Difference:
     mismatch: str | None = None  # not comparable: a different shape or dtype
 
 
+def _same_object(x: Any, y: Any) -> bool:
+    """Elements of object arrays (strings, the arrays of a sequence) compared exactly."""
+    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+        return (
+            isinstance(x, np.ndarray)
+            and isinstance(y, np.ndarray)
+            and x.dtype == y.dtype
+            and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+        )
+    return type(x) is type(y) and bool(x == y)
+
+
 def compare(reference: Any, got: Any, *, exact: bool, n: int) -> Difference:
     """Compare a kernel's value with the reference's; `n` bounds reduction lengths."""
     ref, val = np.asarray(reference), np.asarray(got)
@@ -259,9 +288,7 @@ def compare(reference: Any, got: Any, *, exact: bool, n: int) -> Difference:
         mismatch = f"{got_shape} {val.dtype} instead of {shape} {ref.dtype}"
         return Difference(None, None, False, False, None, None, mismatch)
     if ref.dtype.kind not in "fciub":
-        equal = all(
-            type(x) is type(y) and bool(x == y) for x, y in zip(ref.flat, val.flat, strict=True)
-        )
+        equal = all(_same_object(x, y) for x, y in zip(ref.flat, val.flat, strict=True))
         return Difference(None, None, equal, equal, None, None)
     wide = np.complex128 if ref.dtype.kind == "c" else np.float64
     a, b = ref.astype(wide), val.astype(wide)

@@ -54,6 +54,17 @@ def _pk_constant(data, shape):
     a.flags.writeable = False
     return a
 """,
+    "_pk_seqstore": """\
+def _pk_seqstore(seq, i, value):
+    # krnl.seqstore: the sequence owns a copy of the element
+    seq[i] = value.copy() if isinstance(value, np.ndarray) else value
+""",
+    "_pk_seqextract": """\
+def _pk_seqextract(seq, i, copy):
+    # krnl.seqextract: the element (a copy unless copy = 0)
+    x = seq[i]
+    return x.copy() if copy and isinstance(x, np.ndarray) else x
+""",
     "_pk_memcpy": """\
 def _pk_memcpy(dest, src, n, d0, s0):
     # .flat is row-major even for views; the read is a copy (memmove semantics)

@@ -379,6 +379,22 @@ class StatementWriter:
             self.out.append(ast.Assign([target], val))
         elif isinstance(op, k.GlobalOp):
             self.constant_data(op)
+        elif isinstance(op, k.SeqAllocOp):
+            shape = ast.Tuple([self.value(x) for x in op.length], ast.Load())
+            seq = call("np.full", shape, const(None))
+            seq.keywords = [ast.keyword("dtype", name("object"))]
+            self.bind(op.results[0], seq)
+        elif isinstance(op, k.SeqStoreOp):
+            self.st.helpers.add("_pk_seqstore")
+            args = [self.value(op.seq), self.value(op.index), self.value(op.input)]
+            self.out.append(ast.Expr(call("_pk_seqstore", *args)))
+        elif isinstance(op, k.SeqExtractOp):
+            self.st.helpers.add("_pk_seqextract")
+            copy = op.copy is None or op.copy.value.data != 0
+            args = [self.value(op.seq), self.value(op.index), const(copy)]
+            self.bind(op.results[0], call("_pk_seqextract", *args))
+        elif isinstance(op, k.SeqDeallocOp):
+            pass  # NumPy frees the sequence and its elements with their last reference
         elif isinstance(op, memref.AllocOp | memref.AllocaOp):
             t = op.results[0].type
             assert isinstance(t, MemRefType)

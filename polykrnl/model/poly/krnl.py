@@ -28,6 +28,7 @@ from polykrnl.model.poly.table import (
     may_write_memrefs,
     no_accesses,
     opaque,
+    writes_result,
 )
 
 
@@ -246,5 +247,7 @@ POLY.add(
     k.PrintTensorOp,
     k.RuntimeInstrumentOp,
 )
-POLY.add(OpModel(accesses=may_read_memrefs), k.SeqAllocOp, k.SeqExtractOp)
+# A sequence is a buffer of its own (of element buffers); an extract reads any element.
+POLY.add(OpModel(allocates=True, storage=True, accesses=writes_result, writes=False), k.SeqAllocOp)
+POLY.add(OpModel(accesses=may_read_memrefs), k.SeqExtractOp)
 POLY.add(OpModel(accesses=may_write_memrefs), k.SeqStoreOp, k.SeqDeallocOp)

@@ -1,6 +1,16 @@
-"""polykrnl: polyhedral loop transformation for ONNX-MLIR Krnl programs."""
+"""polykrnl: polyhedral loop transformation for ONNX-MLIR Krnl programs.
 
-from polykrnl.codegen.kernel import NumpyKernel
+The public API is imported on first use (PEP 562): `import polykrnl` and the
+`polykrnl` command load only what they need (the CLI's verbs import their stages
+themselves), so a user waits for isl, sympy or the code generators only when a
+schedule, a kernel or a PTO program is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from polykrnl.errors import (
     ArgumentError,
     BuilderError,
@@ -15,20 +25,60 @@ from polykrnl.errors import (
     UnsupportedError,
     VerifyError,
 )
-from polykrnl.model.builder import ModuleBuilder
-from polykrnl.model.interpreter import register_call, run_reference
-from polykrnl.model.ir import Function, Module
-from polykrnl.model.parser import load, parse
-from polykrnl.model.poly import PolyProgram, poly_program
-from polykrnl.model.verifier import verify
-from polykrnl.ops import SupportTable, supported_ops
-from polykrnl.pipeline import Schedule, check, schedule
-from polykrnl.pipeline import compile_function as compile
-from polykrnl.tiles.kernel import PtoKernel
-from polykrnl.transforms.legality_report import LegalityReport
-from polykrnl.transforms.looptree import LoopTree
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.model.builder import ModuleBuilder
+    from polykrnl.model.interpreter import register_call, run_reference
+    from polykrnl.model.ir import Function, Module
+    from polykrnl.model.parser import load, parse
+    from polykrnl.model.poly import PolyProgram, poly_program
+    from polykrnl.model.verifier import verify
+    from polykrnl.ops import SupportTable, supported_ops
+    from polykrnl.pipeline import Schedule, check, schedule
+    from polykrnl.pipeline import compile_function as compile
+    from polykrnl.tiles.kernel import PtoKernel
+    from polykrnl.transforms.legality_report import LegalityReport
+    from polykrnl.transforms.looptree import LoopTree
 
 __version__ = "0.1.0"
+
+#: public name -> (module, attribute) it is imported from on first use
+_LAZY: dict[str, tuple[str, str]] = {
+    "NumpyKernel": ("polykrnl.codegen.kernel", "NumpyKernel"),
+    "ModuleBuilder": ("polykrnl.model.builder", "ModuleBuilder"),
+    "register_call": ("polykrnl.model.interpreter", "register_call"),
+    "run_reference": ("polykrnl.model.interpreter", "run_reference"),
+    "Function": ("polykrnl.model.ir", "Function"),
+    "Module": ("polykrnl.model.ir", "Module"),
+    "load": ("polykrnl.model.parser", "load"),
+    "parse": ("polykrnl.model.parser", "parse"),
+    "PolyProgram": ("polykrnl.model.poly", "PolyProgram"),
+    "poly_program": ("polykrnl.model.poly", "poly_program"),
+    "verify": ("polykrnl.model.verifier", "verify"),
+    "SupportTable": ("polykrnl.ops", "SupportTable"),
+    "supported_ops": ("polykrnl.ops", "supported_ops"),
+    "Schedule": ("polykrnl.pipeline", "Schedule"),
+    "check": ("polykrnl.pipeline", "check"),
+    "schedule": ("polykrnl.pipeline", "schedule"),
+    "compile": ("polykrnl.pipeline", "compile_function"),
+    "PtoKernel": ("polykrnl.tiles.kernel", "PtoKernel"),
+    "LegalityReport": ("polykrnl.transforms.legality_report", "LegalityReport"),
+    "LoopTree": ("polykrnl.transforms.looptree", "LoopTree"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module 'polykrnl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(found[0]), found[1])
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 __all__ = [
     "ArgumentError",

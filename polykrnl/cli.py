@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from polykrnl.errors import ArgumentError, PolykrnlError, UnsupportedError
-from polykrnl.ops import SupportTable, supported_ops
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -87,6 +86,8 @@ def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.ops import SupportTable, supported_ops
+
     table = supported_ops()
     if args.dialect is not None:
         rows = tuple(r for r in table.rows if r.dialect == args.dialect)

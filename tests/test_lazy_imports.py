@@ -1,0 +1,41 @@
+"""`import polykrnl` and the CLI load only what they use (issue 17: import in a blink).
+
+Checked by what is imported, not by timing: a fresh interpreter imports polykrnl (or
+runs `polykrnl --help`) and reports which heavy modules got loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ["sympy", "islpy", "xdsl", "numpy", "polykrnl.codegen", "polykrnl.tiles", "matplotlib"]
+
+
+def _loaded_after(code: str) -> dict[str, bool]:
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_import_polykrnl_loads_nothing_heavy() -> None:
+    assert _loaded_after("import polykrnl") == dict.fromkeys(HEAVY, False)
+
+
+def test_the_public_names_load_on_first_use() -> None:
+    loaded = _loaded_after("import polykrnl as pk\npk.parse")
+    assert loaded["xdsl"] and not loaded["sympy"] and not loaded["polykrnl.tiles"]
+
+
+def test_cli_help_loads_nothing_heavy() -> None:
+    code = (
+        "import contextlib, io\nfrom polykrnl.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass"
+    )
+    assert _loaded_after(code) == dict.fromkeys(HEAVY, False)

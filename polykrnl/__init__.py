@@ -80,6 +80,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
+
 __all__ = [
     "ArgumentError",
     "BuilderError",

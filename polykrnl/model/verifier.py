@@ -233,6 +233,8 @@ class _Verifier:
 
     def check_dim_index(self, op: memref.DimOp | k.DimOp) -> None:
         """A constant dimension index must name a dimension of the memref (as MLIR checks)."""
+        if len(op.operands) != 2:
+            return  # malformed (a generic form with other operands): xDSL's checks say so
         mem, index = op.operands
         rank, d = rank_of(mem.type), const_int(index)
         if rank is not None and d is not None and not 0 <= d < rank:

@@ -22,6 +22,7 @@ from xdsl.ir import OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.pyast import assign, name
@@ -259,7 +260,7 @@ def to_numpy(
     func = ast.FunctionDef(
         entry,
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-        [*prologue, *inits, *body, *returns] or [ast.Pass()],
+        fuse_temporaries([*prologue, *inits, *body, *returns]) or [ast.Pass()],
         [],
         None,
     )

@@ -102,3 +102,21 @@ def test_an_affine_map_dividing_by_zero_is_a_located_error(tmp_path: Path) -> No
         code, _, err = cli(*verb, str(path))
         assert code == 2, err
         assert f"{path}:3:3: krnl.iterate: affine map" in err and "divides by 0" in err
+
+
+def test_scf_and_affine_loops_count_too(tmp_path: Path) -> None:
+    for loop in (
+        "scf.for %i = %c0 to %big step %c1 {\n    memref.store %z, %a[%c0] : memref<4xf32>\n  }",
+        "affine.for %i = 0 to 1099511627776 {\n    memref.store %z, %a[%c0] : memref<4xf32>\n  }",
+    ):
+        path = tmp_path / "big.mlir"
+        path.write_text(
+            "func.func @f(%a: memref<4xf32>) {\n"
+            "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+            "  %big = arith.constant 1099511627776 : index\n"
+            "  %z = arith.constant 0.0 : f32\n"
+            f"  {loop}\n  return\n}}\n"
+        )
+        code, _, err = cli("run", "--reference", str(path))
+        assert code == 2, err
+        assert "this loop would run 1,099,511,627,776 iterations" in err

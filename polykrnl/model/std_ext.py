@@ -8,6 +8,7 @@ each stage gives them meaning in its module of their dialect.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -467,7 +468,7 @@ class ReshapeOp(IRDLOperation):
             )
         known = [*src.get_shape(), *res.get_shape()]
         if all(d >= 0 for d in known):
-            n_src, n_res = _count(src.get_shape()), _count(res.get_shape())
+            n_src, n_res = math.prod(src.get_shape()), math.prod(res.get_shape())
             if n_src != n_res:
                 raise VerifyException(
                     f"memref.reshape of {n_src} elements into {n_res} elements ({src} to {res})"
@@ -496,13 +497,6 @@ class CastOp(IRDLOperation):
         a, b = src.get_shape(), dst.get_shape()
         if len(a) != len(b) or any(x >= 0 and y >= 0 and x != y for x, y in zip(a, b, strict=True)):
             raise VerifyException(f"memref.cast between incompatible shapes: {src} to {dst}")
-
-
-def _count(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 STD_EXT_OPS: tuple[type[IRDLOperation], ...] = (

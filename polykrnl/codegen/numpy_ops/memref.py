@@ -12,7 +12,7 @@ import ast
 from typing import Any, cast
 
 from xdsl.dialects import builtin, memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, TensorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen.numpy_ops.core import (
@@ -29,8 +29,6 @@ from polykrnl.codegen.numpy_ops.core import (
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype
 from polykrnl.model.std_ext import CastOp, ReshapeOp
-
-_DYNAMIC = -(2**63)
 
 
 def _result_type(op: Operation) -> MemRefType:
@@ -104,7 +102,7 @@ def _reinterpret_cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
 
     def values(prop: str) -> list[Expr]:
         static = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
-        return [next(dyn) if x == _DYNAMIC else int_const(int(x)) for x in static]
+        return [next(dyn) if x == DYNAMIC_INDEX else int_const(int(x)) for x in static]
 
     (offset,), sizes, strides = (
         values("static_offsets"),

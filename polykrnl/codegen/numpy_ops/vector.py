@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, VectorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen.numpy_ops.core import (
@@ -31,8 +31,6 @@ from polykrnl.codegen.numpy_ops.core import (
     require,
 )
 from polykrnl.model.std_vector import FromElementsOp, ShapeCastOp, SplatOp, ToElementsOp
-
-_DYNAMIC = -(2**63)
 
 
 def _shape(op: Operation) -> Expr:
@@ -74,7 +72,7 @@ def _fma(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
 
 def _static_position(op: Operation) -> list[int]:
     static = cast(DenseArrayBase[Any], op.properties["static_position"]).get_values()
-    require(all(x != _DYNAMIC for x in static))
+    require(all(x != DYNAMIC_INDEX for x in static))
     return [int(x) for x in static]
 
 

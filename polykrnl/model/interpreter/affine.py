@@ -60,7 +60,9 @@ def _affine_for(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     lb = max(eval_map(lbm, [fr.index(v) for v in operands[:nl]]))
     ub = min(eval_map(ubm, [fr.index(v) for v in operands[nl : nl + nu]]))
     state = [fr.get(v) for v in operands[nl + nu :]]
-    return run_loop_body(it, op, fr, range(lb, ub, step), state)
+    steps = range(lb, ub, step)
+    it.charge(len(steps))
+    return run_loop_body(it, op, fr, steps, state)
 
 
 _AFFINE_TESTS: dict[AffineConstraintKind, Callable[[int], bool]] = {

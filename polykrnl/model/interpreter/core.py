@@ -491,8 +491,6 @@ def run_loop_body(
     """Run the body of a for op once per value of `ivs`, carrying `state` through it."""
     block = op.regions[0].block
     iv, *carried = block.args
-    if isinstance(ivs, range):
-        it.charge(len(ivs))
     for i in ivs:
         fr.env[iv] = i
         for a, v in zip(carried, state, strict=True):

@@ -9,6 +9,7 @@ from typing import Any, cast
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     MemRefType,
     SymbolRefAttr,
@@ -141,7 +142,7 @@ def _mixed_values(op: Operation, fr: Frame) -> Callable[[str], list[int]]:
 
     def values(prop: str) -> list[int]:
         static = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
-        return [next(dyn) if x == -(2**63) else int(x) for x in static]
+        return [next(dyn) if x == DYNAMIC_INDEX else int(x) for x in static]
 
     return values
 

@@ -33,8 +33,9 @@ def _scf_for(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     if s <= 0:
         raise Fail(f"scf.for with step {s}", "the step must be positive")
     t = lb.type
-    ivs: Iterable[int] = range(fr.index(lb), fr.index(ub), s)
-    it.charge(len(range(fr.index(lb), fr.index(ub), s)))
+    steps = range(fr.index(lb), fr.index(ub), s)
+    it.charge(len(steps))
+    ivs: Iterable[int] = steps
     if isinstance(t, IntegerType):
         ivs = (wrap_int(i, t) for i in ivs)
     return run_loop_body(it, op, fr, ivs, [fr.get(v) for v in inits])

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, VectorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from polykrnl.errors import UnsupportedError
@@ -36,8 +36,6 @@ from polykrnl.model.std_vector import (
     transfer_dims,
     transfer_in_bounds,
 )
-
-_DYNAMIC = -(2**63)
 
 
 def _vtype(t: Attribute) -> VectorType:
@@ -263,7 +261,7 @@ def _fma(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
 def _positions(fr: Frame, op: Operation) -> tuple[int, ...]:
     static = cast(DenseArrayBase[Any], op.properties["static_position"]).get_values()
     dyn = iter(op.operands[2:] if isinstance(op, vector.InsertOp) else op.operands[1:])
-    return tuple(fr.index(next(dyn)) if x == _DYNAMIC else int(x) for x in static)
+    return tuple(fr.index(next(dyn)) if x == DYNAMIC_INDEX else int(x) for x in static)
 
 
 @INTERPRET.register(vector.ExtractOp)

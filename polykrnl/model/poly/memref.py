@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model.poly.domains import Expr, dim_size
@@ -31,10 +31,8 @@ from polykrnl.model.poly.table import (
 from polykrnl.model.poly.views import contiguous_shape, delinearize, element_bytes, linearize
 from polykrnl.model.std_ext import CastOp, ReshapeOp
 
+
 #: the static value MLIR writes for a dynamic offset, size or stride
-_DYNAMIC = -(2**63)
-
-
 def _copy(op: Operation, expr: Expr, access: Accessor) -> None:
     access(op.operands[0], None, False, False, op)
     access(op.operands[1], None, True, False, op)
@@ -83,7 +81,7 @@ def _static(op: Operation, prop: str, dynamic: Sequence[SSAValue], expr: Expr) -
     it = iter(dynamic)
     out: list[str] = []
     for x in values:
-        e = expr.of(next(it)) if x == _DYNAMIC else str(int(x))
+        e = expr.of(next(it)) if x == DYNAMIC_INDEX else str(int(x))
         if e is None:
             return None
         out.append(e)
@@ -93,7 +91,7 @@ def _static(op: Operation, prop: str, dynamic: Sequence[SSAValue], expr: Expr) -
 def _int_strides(op: Operation) -> list[int] | None:
     """The strides, when all static (a dynamic stride times a subscript is not affine)."""
     values = cast(DenseArrayBase[Any], op.properties["static_strides"]).get_values()
-    return None if any(x == _DYNAMIC for x in values) else [int(x) for x in values]
+    return None if any(x == DYNAMIC_INDEX for x in values) else [int(x) for x in values]
 
 
 def _reinterpret_cast(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:

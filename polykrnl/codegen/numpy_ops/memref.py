@@ -18,16 +18,19 @@ from xdsl.ir import Operation
 from polykrnl.codegen.numpy_ops.core import (
     NUMPY,
     Ctx,
+    astype,
     Expr,
     dt,
     int_const,
     int_value,
     method,
     npcall,
+    operand_types,
     require,
 )
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype
+from polykrnl.model.interpreter.builtin import reinterprets_integers
 from polykrnl.model.std_ext import CastOp, ReshapeOp
 
 
@@ -55,11 +58,14 @@ def _cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
 
 @NUMPY.register(builtin.UnrealizedConversionCastOp)
 def _unrealized_cast(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
-    require(
-        len(args) == 1
-        and all(isinstance(v.type, MemRefType | TensorType) for v in (*op.operands, *op.results))
-    )
-    return [args[0]]  # a memref seen as the tensor it stands for: the same array
+    require(len(args) == 1 == len(op.results))
+    src, dst = op.operands[0].type, op.results[0].type
+    if src == dst or all(isinstance(t, MemRefType | TensorType) for t in (src, dst)):
+        return [args[0]]  # a memref seen as the tensor it stands for: the same array
+    require(reinterprets_integers(src, dst))
+    (a,), (b,) = operand_types(op)
+    # One width, another signedness: NumPy's astype between such dtypes keeps the bits.
+    return [args[0] if a.dtype == b.dtype else astype(args[0], b.dtype)]
 
 
 @NUMPY.register(memref.DimOp, k.DimOp)

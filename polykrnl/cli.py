@@ -41,14 +41,19 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _param_items(items: Sequence[str], form: str) -> list[tuple[str, str]]:
-    """The NAME=VALUE pairs of --param options; NAME is an identifier or ARG.DIM."""
+def _param_items(items: Sequence[str], form: str, option: str = "--param") -> list[tuple[str, str]]:
+    """The NAME=VALUE pairs of --param options; NAME is an identifier or ARG.DIM (for
+    --param only)."""
     pairs: list[tuple[str, str]] = []
     for item in items:
         name, sep, value = item.partition("=")
         arg, dot, dim = name.partition(".")
-        if not sep or not arg.isidentifier() or (dot and not dim.isdigit()):
-            raise _UsageError(f"--param takes {form}, got '{item}'")
+        if (
+            not sep
+            or not arg.isidentifier()
+            or (dot and (not dim.isdigit() or option != "--param"))
+        ):
+            raise _UsageError(f"{option} takes {form}, got '{item}'")
         pairs.append((name, value))
     return pairs
 
@@ -141,6 +146,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         out=out,
         size=args.size,
         parallel=args.threads,
+        input_files=dict(_param_items(args.input, "NAME=FILE.npy", "--input")),
     )
 
 
@@ -581,6 +587,14 @@ def _build_parser() -> _ArgumentParser:
         "(exactly for an exact kernel, else beyond the tolerance of reassociated sums)",
     )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    sp.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="the data of memref argument NAME, from a NumPy .npy file, instead of random "
+        "data (it also sets NAME's dynamic dimensions)",
+    )
     sp.add_argument(
         "--threads",
         action="store_true",

@@ -15,6 +15,11 @@ within ``np.allclose`` with the tolerance of ``reassociation_tolerance``.
 Inputs are drawn from a NumPy Generator seeded with ``--seed``: floats
 uniform in [-1, 1), signed integers in [-10, 10], unsigned integers in
 [0, 10], booleans fair coins, strings 1 to 5 random lowercase letters.
+Integer arrays whose elements end up in memory subscripts (a gather's indices,
+data-given axes; see :mod:`polykrnl.index_inputs`) are drawn in ``[0, n)``, ``n``
+the smallest dimension they index, so random runs of such programs stay in
+bounds. ``--input NAME=FILE.npy`` gives a memref argument exact data instead
+(checked against its type; it also sizes the argument's dynamic dimensions).
 
 Sizes come from ``--param``:
 
@@ -31,16 +36,17 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 import islpy as isl
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, Signedness
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from polykrnl.errors import ArgumentError, InterpretError, PolykrnlError, UnsupportedError
+from polykrnl.index_inputs import index_limits
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import Interpreter, memref_dtype, memref_shape
 from polykrnl.model.ir import Function, Module
@@ -159,13 +165,100 @@ def _random_sequence(
     return seq
 
 
+def _dim_sizes(
+    fn: Function, params: Mapping[str, float], size: int
+) -> Callable[[SSAValue, int], int | None]:
+    """The size of dimension `d` of a memref in a run: static, else set for the argument
+    (`A.0`), else `size` (a dynamic allocation takes the run's sizes too, mostly)."""
+    names: dict[SSAValue, str] = (
+        dict(zip(fn.op.body.block.args, (a.name for a in fn.arguments), strict=True))
+        if fn.op.body.blocks
+        else {}
+    )
+
+    def dim_size(value: SSAValue, d: int) -> int | None:
+        t = value.type
+        if not isinstance(t, MemRefType) or d >= len(t.get_shape()):
+            return None
+        n = memref_shape(t)[d]
+        if n is not None:
+            return n
+        name = names.get(value)
+        return int(params.get(f"{name}.{d}", size)) if name is not None else None
+
+    return dim_size
+
+
+def load_inputs(fn: Function, files: Mapping[str, str]) -> dict[str, np.ndarray[Any, Any]]:
+    """Arrays for memref arguments of `fn` from .npy files (`run --input NAME=FILE`),
+    checked against the argument's type: the rank, every static dimension, and an element
+    type NumPy casts to the argument's without loss."""
+    names = {a.name: a.type for a in fn.arguments}
+    arrays: dict[str, np.ndarray[Any, Any]] = {}
+    for name, path in files.items():
+        t = names.get(name)
+        if not isinstance(t, MemRefType) or isinstance(t.element_type, MemRefType | k.StringType):
+            raise ArgumentError(
+                f"--input {name}: @{fn.name} has no array argument %{name}",
+                hint="--input gives the data of a memref argument of numbers; "
+                + (
+                    "set a scalar with --param"
+                    if name in names
+                    else "arguments: " + ", ".join(names)
+                ),
+            )
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ArgumentError(
+                f"--input {name}: cannot read {path} as a NumPy .npy file ({e})",
+                hint="write it with numpy.save(path, array)",
+            ) from None
+        want = memref_dtype(t)
+        shape = memref_shape(t)
+        fits = data.ndim == len(shape) and all(
+            n is None or n == m for n, m in zip(shape, data.shape, strict=False)
+        )
+        if not fits:
+            raise ArgumentError(
+                f"--input {name}: {path} holds a {'x'.join(map(str, data.shape)) or 'scalar'} "
+                f"array, %{name} is {t}",
+                hint="give an array of the argument's shape (any size where the type has ?)",
+            )
+        if not np.can_cast(data.dtype, want, casting="safe"):
+            raise ArgumentError(
+                f"--input {name}: {path} holds {data.dtype}, which does not convert to "
+                f"{want} (%{name} is {t}) without loss",
+                hint=f"save the array as {want}",
+            )
+        arrays[name] = np.ascontiguousarray(data.astype(want))
+    return arrays
+
+
 def make_inputs(
-    fn: Function, params: Mapping[str, float], *, seed: int, size: int = DEFAULT_SIZE
+    fn: Function,
+    params: Mapping[str, float],
+    *,
+    seed: int,
+    size: int = DEFAULT_SIZE,
+    given: Mapping[str, np.ndarray[Any, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Random arguments for `fn`, sized by `params` and `size` (see the module docstring)."""
+    """Random arguments for `fn`, sized by `params` and `size` (see the module docstring);
+    `given` arrays (from `load_inputs`) are used as they are, and their sizes size the
+    dynamic dimensions they fill."""
+    given = given or {}
+    params = dict(params)
+    types = {a.name: a.type for a in fn.arguments}
+    for name, data in given.items():
+        mt = types[name]
+        assert isinstance(mt, MemRefType)
+        for d, n in enumerate(memref_shape(mt)):
+            if n is None:
+                params.setdefault(f"{name}.{d}", data.shape[d])
     _check_params(fn, params)
     rng = np.random.default_rng(seed)
     inputs: dict[str, Any] = {}
+    limits = index_limits(fn, _dim_sizes(fn, params, size))
     for a in fn.arguments:
         t: Attribute = a.type
         if isinstance(t, MemRefType):
@@ -173,8 +266,13 @@ def make_inputs(
                 int(params.get(f"{a.name}.{d}", size)) if n is None else n
                 for d, n in enumerate(memref_shape(t))
             )
-            if isinstance(t.element_type, MemRefType):
+            if a.name in given:
+                inputs[a.name] = given[a.name].copy()
+            elif isinstance(t.element_type, MemRefType):
                 inputs[a.name] = _random_sequence(rng, t, shape, size, a.name)
+            elif a.name in limits:
+                high = limits[a.name]
+                inputs[a.name] = rng.integers(0, high, size=shape).astype(memref_dtype(t))
             else:
                 inputs[a.name] = _random_array(rng, t, shape, a.name)
         elif isinstance(t, IndexType | IntegerType):
@@ -451,6 +549,7 @@ def run_cli(
     out: TextIO,
     size: int = DEFAULT_SIZE,
     parallel: bool = False,
+    input_files: Mapping[str, str] | None = None,
 ) -> int:
     """`polykrnl run`: returns the exit status (errors raise PolykrnlError).
 
@@ -466,7 +565,8 @@ def run_cli(
         )
     if size < 0:
         raise ArgumentError(f"--size cannot be negative ({size})")
-    inputs = make_inputs(fn, params, seed=seed, size=size)
+    given = load_inputs(fn, input_files or {})
+    inputs = make_inputs(fn, params, seed=seed, size=size, given=given)
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.

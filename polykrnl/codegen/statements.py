@@ -268,9 +268,11 @@ class StatementWriter:
 
     def bind(self, v: SSAValue, e: ast.expr) -> ast.expr:
         local = self.st.names.fresh(v.name_hint or "v")
-        if self.vector_names(e):
-            self._vec_locals.add(local)
         axes = self.axes_of(e)
+        # A slice read varies along its loops without naming them: an array all the same
+        # (an index loaded from memory must not be taken for a loop-invariant subscript).
+        if self.vector_names(e) or axes:
+            self._vec_locals.add(local)
         if axes:
             self._local_axes[local] = axes
         self.out.append(assign(local, e))

@@ -18,8 +18,8 @@ from xdsl.ir import Operation
 from polykrnl.codegen.numpy_ops.core import (
     NUMPY,
     Ctx,
-    astype,
     Expr,
+    astype,
     dt,
     int_const,
     int_value,

@@ -27,6 +27,11 @@ def reinterprets_integers(src: Attribute, dst: Attribute) -> bool:
     )
 
 
+def _reinterpret(value: Any, t: Attribute) -> Any:
+    dst = lane_type(t)
+    return lanewise(lambda x: wrap_int(int(x), dst), t, value)
+
+
 @INTERPRET.register(builtin.UnrealizedConversionCastOp)
 def _unrealized_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
     if len(op.operands) != len(op.results):
@@ -39,13 +44,13 @@ def _unrealized_cast(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]
         )
     out: list[Any] = []
     for v, r in zip(op.operands, op.results, strict=True):
-        if v.type == r.type or all(isinstance(t, MemRefType | TensorType) for t in (v.type, r.type)):
+        buffers = all(isinstance(t, MemRefType | TensorType) for t in (v.type, r.type))
+        if v.type == r.type or buffers:
             # onnx-mlir's casts between a memref and the tensor it stands for, at the
             # edges of a lowering: the same buffer on both sides.
             out.append(fr.get(v))
         elif reinterprets_integers(v.type, r.type):
-            dst = lane_type(r.type)
-            out.append(lanewise(lambda x: wrap_int(int(x), dst), r.type, fr.get(v)))
+            out.append(_reinterpret(fr.get(v), r.type))
         else:
             raise UnsupportedError(
                 f"builtin.unrealized_conversion_cast from {v.type} to {r.type}: the reference "

@@ -255,3 +255,78 @@ def test_a_vector_run_through_a_reshape_is_exact_and_sound() -> None:
     pk.run_reference(fn, buf=buf, out=out)
     np.testing.assert_array_equal(out, [0, 1, 1])  # rows 1 and 2 start with stored ones
     assert buf[1:, :4].all() and buf[:3, 4:].all() and not buf[0, :4].any()
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _both(fn: pk.Function, **args: np.ndarray) -> list[object]:
+    """What the interpreter and the compiled kernel return for the same arguments."""
+    return [pk.run_reference(fn, **args), pk.compile(fn)(**args)]
+
+
+def test_gathers_with_negative_and_clamped_indices() -> None:
+    x = RNG.standard_normal((5, 4)).astype(np.float32)
+    idx = np.array([[0, -1, 4], [7, -9, 2]], dtype=np.int64)  # 7 and -9 clamp to 4 and 0
+    rows = np.clip(np.where(idx < 0, idx + 5, idx), 0, 4)
+    for out in _both(_fn("onnx_gather.mlir", "gather_axis0"), x=x, idx=idx):
+        np.testing.assert_array_equal(out, x[rows])
+    x2 = RNG.standard_normal((3, 6)).astype(np.float32)
+    idx2 = np.array([[0, -1], [5, 2], [-6, 3]], dtype=np.int64)
+    for out in _both(_fn("onnx_gather.mlir", "gather_elements_axis1"), x=x2, idx=idx2):
+        np.testing.assert_array_equal(out, np.take_along_axis(x2, idx2 % 6, axis=1))
+
+
+def test_padded_convolution_and_average_pooling() -> None:
+    x = RNG.standard_normal((1, 2, 5, 7)).astype(np.float32)
+    w = RNG.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(3).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.zeros((1, 3, 5, 7))
+    for kh in range(3):
+        for kw in range(3):
+            conv += np.einsum("ncij,oc->noij", xp[:, :, kh : kh + 5, kw : kw + 7], w[:, :, kh, kw])
+    conv += b[None, :, None, None]
+    for out in _both(_fn("onnx_conv_pads.mlir", "conv2d_pads"), x=x, w=w, b=b):
+        np.testing.assert_allclose(out, conv, rtol=1e-5, atol=1e-5)
+    x8 = RNG.standard_normal((1, 2, 5, 8)).astype(np.float32)
+    p = np.pad(x8.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ones = np.pad(np.ones((5, 8)), 1)
+    sums = sum(p[:, :, i : i + 5, j : j + 8] for i in range(3) for j in range(3))
+    counts = sum(ones[i : i + 5, j : j + 8] for i in range(3) for j in range(3))
+    for out in _both(_fn("onnx_conv_pads.mlir", "avgpool_pads"), x=x8):
+        np.testing.assert_allclose(out, sums / counts, rtol=1e-5, atol=1e-6)
+
+
+def test_layer_normalization() -> None:
+    x = RNG.standard_normal((5, 16)).astype(np.float32)
+    g, b = RNG.standard_normal(16).astype(np.float32), RNG.standard_normal(16).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    expected = (x64 - mean) / np.sqrt(x64.var(axis=1, keepdims=True) + 1e-5) * g + b
+    for out in _both(_fn("onnx_layernorm.mlir", "layernorm"), x=x, scale=g, bias=b):
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_cell() -> None:
+    args = {
+        name: RNG.standard_normal(shape).astype(np.float32)
+        for name, shape in [
+            ("x", (2, 3)),
+            ("h", (2, 4)),
+            ("c", (2, 4)),
+            ("w", (16, 3)),
+            ("r", (16, 4)),
+            ("bias", (16,)),
+        ]
+    }
+    a = {k: v.astype(np.float64) for k, v in args.items()}
+    gates = a["x"] @ a["w"].T + a["h"] @ a["r"].T + a["bias"]
+    i, o, f, c = (gates[:, 4 * n : 4 * n + 4] for n in range(4))
+    c_new = _sigmoid(f) * a["c"] + _sigmoid(i) * np.tanh(c)
+    h_new = _sigmoid(o) * np.tanh(c_new)
+    for out in _both(_fn("onnx_lstm_cell.mlir", "lstm_cell"), **args):
+        assert isinstance(out, tuple)
+        np.testing.assert_allclose(out[0], h_new, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out[1], c_new, rtol=1e-5, atol=1e-6)

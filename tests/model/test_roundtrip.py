@@ -26,6 +26,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from polykrnl.cli import main
 from polykrnl.model.dialect import (
     DefineLoopsOp,
+    GetInductionVarValueOp,
     IterateOp,
     Krnl,
     LoadOp,
@@ -273,7 +274,8 @@ SEMANTIC = [p for p in FILES if _marker(p) == "semantic"]
 
 
 def _is_valid_bound_operand(value: SSAValue, iterate: IterateOp) -> bool:
-    """A constant/argument/top-level value of an enclosing scope, or an outer IV."""
+    """A constant/argument/top-level value of an enclosing scope, or an outer IV (as a
+    block argument or through krnl.get_induction_var_value)."""
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op()
         if isinstance(owner, func.FuncOp):
@@ -286,6 +288,9 @@ def _is_valid_bound_operand(value: SSAValue, iterate: IterateOp) -> bool:
         )
     assert isinstance(value, OpResult)
     scope = value.op.parent_op()
+    if isinstance(value.op, GetInductionVarValueOp):
+        # onnx-mlir's way to name an enclosing loop's IV (Conv's window bounds).
+        return isinstance(scope, IterateOp) and scope is not iterate and scope.is_ancestor(iterate)
     return isinstance(scope, func.FuncOp | RegionOp) and scope.is_ancestor(iterate)
 
 

@@ -3,7 +3,9 @@
 The table is read from the stages' own op tables (:mod:`polykrnl.model.registry`),
 so it cannot disagree with what the stages do: a row says the op parses (its
 class is in the parsing context, with its structural checks in the class) and,
-per stage, whether the stage has an entry for its class.
+per stage, whether the stage has an entry for its class. NumPy code generation
+also handles loops and memory ops by their structure
+(:data:`polykrnl.codegen.structural_ops.STRUCTURAL_OPS`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from xdsl.ir import Operation
 import polykrnl.codegen.numpy_ops
 import polykrnl.model.interpreter
 import polykrnl.model.poly  # noqa: F401
+from polykrnl.codegen.structural_ops import STRUCTURAL_OPS
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
 from polykrnl.model.registry import TABLES
@@ -82,8 +85,12 @@ def supported_ops() -> SupportTable:
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
     tables = sorted(TABLES, key=lambda t: _PIPELINE.index(t.stage))
     stages = tuple(t.stage for t in tables)
+    structural = {"numpy": frozenset(STRUCTURAL_OPS)}
     rows = tuple(
-        OpSupport(op.name, tuple((t.stage, op in t) for t in tables))
+        OpSupport(
+            op.name,
+            tuple((t.stage, op in t or op in structural.get(t.stage, ())) for t in tables),
+        )
         for op in ops
         if not op.name.startswith("builtin.")
     )

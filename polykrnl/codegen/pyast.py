@@ -7,6 +7,7 @@ from typing import Any
 
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
+    AffineBinaryOpKind,
     AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
@@ -81,10 +82,14 @@ def affine_expr(e: AffineExpr, dims: list[ast.expr], syms: list[ast.expr]) -> as
         return const(e.value)
     assert isinstance(e, AffineBinaryOpExpr)
     a, b = affine_expr(e.lhs, dims, syms), affine_expr(e.rhs, dims, syms)
-    kind = e.kind.name
-    if kind == "ceildiv":
+    if e.kind is AffineBinaryOpKind.CeilDiv:
         return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))
-    op = {"add": ast.Add(), "mul": ast.Mult(), "floordiv": ast.FloorDiv(), "mod": ast.Mod()}[kind]
+    op = {
+        AffineBinaryOpKind.Add: ast.Add(),
+        AffineBinaryOpKind.Mul: ast.Mult(),
+        AffineBinaryOpKind.FloorDiv: ast.FloorDiv(),
+        AffineBinaryOpKind.Mod: ast.Mod(),
+    }[e.kind]
     return ast.BinOp(a, op, b)
 
 

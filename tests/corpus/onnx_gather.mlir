@@ -3,7 +3,8 @@
 // to index and normalized (a negative index counts from the end, with cmpi + addi +
 // select), then clamped into range as its "safe" lowering does (two more selects);
 // the loaded value subscripts the data array beside the loop's own index. The result
-// is allocated and returned. A GatherElements along axis 1 reads the same way.
+// is allocated and returned. A GatherElements along axis 1 reads the same way, and a
+// gather with constant indices reads them from a krnl.global.
 func.func @gather_axis0(%x: memref<5x4xf32>, %idx: memref<2x3xi64>) -> memref<2x3x4xf32> {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
@@ -47,4 +48,21 @@ func.func @gather_elements_axis1(%x: memref<3x?xf32>, %idx: memref<3x2xi64>) -> 
     krnl.store %v, %res[%iv#0, %iv#1] : memref<3x2xf32>
   }
   return %res : memref<3x2xf32>
+}
+
+func.func @gather_constant_indices(%x: memref<3x2xf32>) -> memref<2x2x2xf32> {
+  %res = memref.alloc() {alignment = 16 : i64} : memref<2x2x2xf32>
+  %idx = "krnl.global"() {name = "constant_0", shape = [2, 2],
+      value = dense<[[0, 1], [2, 0]]> : tensor<2x2xi64>} : () -> memref<2x2xi64>
+  %l:3 = krnl.define_loops 3
+  krnl.iterate(%l#0, %l#1, %l#2) with (%l#0 -> %i = 0 to 2, %l#1 -> %j = 0 to 2,
+      %l#2 -> %k = 0 to 2) {
+    %iv:3 = krnl.get_induction_var_value(%l#0, %l#1, %l#2)
+      : (!krnl.loop, !krnl.loop, !krnl.loop) -> (index, index, index)
+    %a = krnl.load %idx[%iv#0, %iv#1] : memref<2x2xi64>
+    %b = arith.index_cast %a : i64 to index
+    %v = krnl.load %x[%b, %iv#2] : memref<3x2xf32>
+    krnl.store %v, %res[%iv#0, %iv#1, %iv#2] : memref<2x2x2xf32>
+  }
+  return %res : memref<2x2x2xf32>
 }

@@ -330,3 +330,9 @@ def test_lstm_cell() -> None:
         assert isinstance(out, tuple)
         np.testing.assert_allclose(out[0], h_new, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(out[1], c_new, rtol=1e-5, atol=1e-6)
+
+
+def test_gather_with_indices_from_a_krnl_global() -> None:
+    x = RNG.standard_normal((3, 2)).astype(np.float32)
+    for out in _both(_fn("onnx_gather.mlir", "gather_constant_indices"), x=x):
+        np.testing.assert_array_equal(out, x[np.array([[0, 1], [2, 0]])])

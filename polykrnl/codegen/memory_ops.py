@@ -12,13 +12,15 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects import vector
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.interpreter.krnl import attr_to_py
 from polykrnl.model.ir import int_list
+from polykrnl.model.std_vector import transfer_dims
 
 HELPERS: dict[str, str] = {
     "_pk_parallel": """\
@@ -53,6 +55,47 @@ def _pk_constant(data, shape):
     a = data.reshape(shape)
     a.flags.writeable = False
     return a
+""",
+    "_pk_transfer": """\
+def _pk_transfer(mem, starts, dims, shape, mask):
+    # vector.transfer_read/write: per lane, the element it moves, and whether it moves
+    # (mask on, inside the memref along the dimensions not declared in bounds)
+    lanes = np.indices(shape).reshape(len(shape), -1)
+    at = [np.full(lanes.shape[1], s) for s in starts]
+    ok = np.ones(lanes.shape[1], dtype=bool)
+    for k, d in enumerate(dims):
+        if d is not None:
+            at[d] = starts[d] + lanes[k]
+            ok &= (at[d] >= 0) & (at[d] < mem.shape[d])
+    if mask is not None:
+        ok &= np.asarray(mask).reshape(-1)
+    return tuple(a[ok] for a in at), ok
+""",
+    "_pk_transfer_read": """\
+def _pk_transfer_read(mem, starts, dims, shape, pad, mask):
+    out = np.full(shape, pad, dtype=mem.dtype)
+    at, ok = _pk_transfer(mem, starts, dims, shape, mask)
+    out.reshape(-1)[ok] = mem[at]
+    return out
+""",
+    "_pk_transfer_write": """\
+def _pk_transfer_write(mem, value, starts, dims, mask):
+    value = np.asarray(value)
+    at, ok = _pk_transfer(mem, starts, dims, value.shape, mask)
+    mem[at] = value.reshape(-1)[ok]
+""",
+    "_pk_masked_load": """\
+def _pk_masked_load(mem, starts, mask, passthru):
+    # vector.maskedload: a run along the last dimension; lanes off are never read
+    out = np.array(passthru, dtype=mem.dtype)
+    lanes = np.flatnonzero(np.asarray(mask))
+    out.reshape(-1)[lanes] = mem[(*starts[:-1], starts[-1] + lanes)]
+    return out
+""",
+    "_pk_masked_store": """\
+def _pk_masked_store(mem, value, starts, mask):
+    lanes = np.flatnonzero(np.asarray(mask))
+    mem[(*starts[:-1], starts[-1] + lanes)] = np.asarray(value).reshape(-1)[lanes]
 """,
     "_pk_seqstore": """\
 def _pk_seqstore(seq, i, value):
@@ -156,10 +199,18 @@ def _tuple(xs: list[ast.expr]) -> ast.Tuple:
     return ast.Tuple(xs, ast.Load())
 
 
+#: helpers that call other helpers
+NEEDS: dict[str, tuple[str, ...]] = {
+    "_pk_transfer_read": ("_pk_transfer",),
+    "_pk_transfer_write": ("_pk_transfer",),
+}
+
+
 def memory_call(
     op: Operation, value: Callable[[SSAValue], ast.expr]
 ) -> tuple[str, ast.expr] | None:
-    """(helper, call expression) for a Krnl memory op, or None if `op` is not one."""
+    """(helper, call expression) for a Krnl memory op or a vector transfer / masked access,
+    or None if `op` is not one (or not one the helpers handle)."""
     if isinstance(op, k.MemcpyOp):
         args = [value(x) for x in (op.dest, op.src, op.num_elems, op.dest_offset, op.src_offset)]
         return "_pk_memcpy", _call("_pk_memcpy", args)
@@ -211,6 +262,14 @@ def memory_call(
             _ints(compute),
         ]
         return "_pk_matmul", _call("_pk_matmul", args)
+    if isinstance(op, vector.TransferReadOp | vector.TransferWriteOp):
+        return _transfer(op, value)
+    if isinstance(op, vector.MaskedLoadOp):
+        args = [value(op.base), _tuple([value(x) for x in op.indices]), value(op.mask)]
+        return "_pk_masked_load", _call("_pk_masked_load", [*args, value(op.pass_thru)])
+    if isinstance(op, vector.MaskedStoreOp):
+        args = [value(op.base), value(op.value_to_store), _tuple([value(x) for x in op.indices])]
+        return "_pk_masked_store", _call("_pk_masked_store", [*args, value(op.mask)])
     if isinstance(op, k.CallOp):
         kwargs = {
             n: attr_to_py(a)
@@ -231,6 +290,28 @@ def memory_call(
         ]
         return "_pk_call", _call("_pk_call", args)
     return None
+
+
+def _transfer(
+    op: vector.TransferReadOp | vector.TransferWriteOp, value: Callable[[SSAValue], ast.expr]
+) -> tuple[str, ast.expr] | None:
+    dims = transfer_dims(op)
+    if dims is None or not isinstance(op.source.type, MemRefType):
+        return None  # a map MLIR refuses, or a tensor (not Krnl)
+    if isinstance(op, vector.TransferWriteOp) and None in dims:
+        return None  # a write cannot broadcast
+    rank = len(op.indices)
+    if op.mask is not None and dims != list(range(rank - len(dims), rank)):
+        return None  # the interpreter reads a mask only with a minor identity map too
+    mask = value(op.mask) if op.mask is not None else ast.Constant(None)
+    starts = _tuple([value(x) for x in op.indices])
+    dims_ast = _tuple([ast.Constant(d) for d in dims])
+    if isinstance(op, vector.TransferWriteOp):
+        args = [value(op.source), value(op.vector), starts, dims_ast, mask]
+        return "_pk_transfer_write", _call("_pk_transfer_write", args)
+    shape = _ints(list(op.result.type.get_shape()))
+    args = [value(op.source), starts, dims_ast, shape, value(op.padding), mask]
+    return "_pk_transfer_read", _call("_pk_transfer_read", args)
 
 
 def _literal(v: object) -> bool:

@@ -20,7 +20,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
-from polykrnl.codegen.memory_ops import memory_call
+from polykrnl.codegen.memory_ops import NEEDS, memory_call
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -433,8 +433,11 @@ class StatementWriter:
                 self.out.append(ast.Assign([targets], e))
         elif (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found
-            self.st.helpers.add(helper)
-            self.out.append(ast.Expr(call_expr))
+            self.st.helpers.update((helper, *NEEDS.get(helper, ())))
+            if isinstance(op, vector.TransferReadOp | vector.MaskedLoadOp):
+                self.bind(op.results[0], call_expr)
+            else:
+                self.out.append(ast.Expr(call_expr))
         elif numpy_ops.supported(op) or numpy_ops.supported_lanes(op):
             # Vector values (lanes) only reach here in scalar loops (see above).
             args = [self.value(x) for x in op.operands]

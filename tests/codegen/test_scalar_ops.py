@@ -912,7 +912,7 @@ NOT_PURE = {
     "scf.while",
     "vector.load",
     "vector.store",
-    # No NumPy translation yet: a located UnsupportedError (tests/codegen/test_vector_numpy.py).
+    # Memory ops with helpers (codegen/memory_ops.py; tests/codegen/test_vector_numpy.py).
     "vector.transfer_read",
     "vector.transfer_write",
     "vector.maskedload",

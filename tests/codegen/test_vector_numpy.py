@@ -3,7 +3,8 @@
 A vector value is an array of its lanes in a scalar loop: vector.load/store become
 slices of the run they move, vector-typed arith/math ops compute on the lanes. The
 kernel must equal the reference interpreter bit for bit; expected values come from
-NumPy computed independently. Ops without a translation are one located error.
+NumPy computed independently. Transfers and masked accesses call helpers that move
+the lanes the interpreter moves (padding, masks, permutation maps).
 """
 
 from __future__ import annotations
@@ -65,8 +66,7 @@ def test_lane_casts_and_integer_ops_kernel_equals_interpreter() -> None:
 
 
 def test_masks_and_bitcasts_in_kernels() -> None:
-    # create_mask and vector.bitcast are value ops with a translation; the masked
-    # memory ops around them are not translated yet (below).
+    # create_mask and vector.bitcast are value ops with a translation.
     src = """
 func.func @mask_bits(%x: memref<2x4xf32>, %m: memref<2x4xi32>, %bits: memref<2x8xi16>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -97,20 +97,54 @@ func.func @mask_bits(%x: memref<2x4xf32>, %m: memref<2x4xi32>, %bits: memref<2x8
         assert all(np.array_equal(a, b) for a, b in zip(*results, strict=True))
 
 
-@pytest.mark.parametrize(
-    ("src", "name", "op", "statement"),
-    [
-        (TRANSFERS, "transfers", "vector.transfer_read", "vector.transfer_write %s"),
-        (MASKED, "masked", "vector.maskedload", "vector.maskedstore"),
-    ],
-)
-def test_untranslated_vector_memory_ops_are_located_errors(
-    src: str, name: str, op: str, statement: str
-) -> None:
-    # The message names the op; the location is the statement that uses its value.
-    fn = pk.parse(src)[name]
-    with pytest.raises(pk.UnsupportedError) as e:
-        pk.compile(fn)
-    assert f"{op} has no NumPy translation yet" in e.value.message
-    loc = e.value.location
-    assert loc is not None and statement in loc.line_text
+@pytest.mark.parametrize("n", [-1, 0, 3, 5, 8, 12])
+def test_transfers_with_padding_masks_and_permutations(n: int) -> None:
+    # Reads past the end (padded), masked reads and writes, a column read down a
+    # permutation map: the kernel equals the interpreter; the interpreter equals NumPy
+    # (tests/model/test_vector_ops.py).
+    fn = pk.parse(TRANSFERS)["transfers"]
+    a = RNG.standard_normal((3, 10)).astype(np.float32)
+    outs = []
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        out, col = np.zeros((3, 10), np.float32), np.zeros((4, 3), np.float32)
+        run(fn, a=a, out=out, col=col, n=n)
+        outs.append((out, col))
+    (o1, c1), (o2, c2) = outs
+    assert o1.tobytes() == o2.tobytes() and c1.tobytes() == c2.tobytes()
+    np.testing.assert_array_equal(c1, np.concatenate([a[:, :3], np.full((1, 3), -1.0)]))
+
+
+@pytest.mark.parametrize("n", [0, 2, 4])
+def test_masked_loads_and_stores(n: int) -> None:
+    fn = pk.parse(MASKED)["masked"]
+    a = RNG.integers(-1000, 1000, (2, 6)).astype(np.int32)
+    got = []
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        out = np.full((2, 6), 5, np.int32)
+        run(fn, a=a, out=out, n=n)
+        got.append(out)
+    expected = np.full((2, 6), 5, np.int32)
+    expected[:, :n] = a[:, 2 : 2 + n]  # lanes on only; the pass-through is never stored
+    np.testing.assert_array_equal(got[0], expected)
+    np.testing.assert_array_equal(got[1], expected)
+    # Lanes off past the end are never read, in the kernel as in the interpreter.
+    late = pk.parse(MASKED.replace("%c2 = arith.constant 2", "%c2 = arith.constant 3"))["masked"]
+    out = np.zeros((2, 6), np.int32)
+    pk.compile(late)(a=a, out=out, n=3)
+    np.testing.assert_array_equal(out[:, :3], a[:, 3:6])
+
+
+@pytest.mark.parametrize("n", [5, 8, 13])
+def test_masked_tail_instead_of_a_remainder_loop(n: int) -> None:
+    module = pk.load(ROOT / "tests" / "corpus" / "vector_transfers.mlir")
+    a, b = (RNG.standard_normal(n).astype(np.float32) for _ in range(2))
+    for run in (pk.run_reference, lambda f, **kw: pk.compile(f)(**kw)):
+        y = np.full(n, np.nan, np.float32)
+        run(module["scale_add"], a=a, b=b, y=y)
+        np.testing.assert_array_equal(y, a * np.float32(2) + b)
+        x = RNG.integers(-9, 9, (6, 4)).astype(np.int32)
+        out, col = np.full((6, 4), -1, np.int32), np.zeros(4, np.int32)
+        run(module["masked_copy_and_column"], a=x, y=out, col=col)
+        expected = np.where(np.arange(4)[None, :] < np.arange(6)[:, None], x, -1)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(col, x[:4, 1])

@@ -519,8 +519,14 @@ def run_program(seed: int, number: int, recipes: int, res: Results) -> None:
         )
     except Exception as e:
         frames = [f for f in traceback.extract_tb(e.__traceback__) if "polykrnl" in f.filename]
+        # one group for every line of a generated kernel, one per line of polykrnl's code
+        last = frames[-1] if frames else None
         where = (
-            f"{frames[-1].filename.split('polykrnl/')[-1]}:{frames[-1].lineno}" if frames else "?"
+            "?"
+            if last is None
+            else "a generated NumPy kernel"
+            if last.filename.startswith("<polykrnl kernel")
+            else f"{last.filename.split('polykrnl/')[-1]}:{last.lineno}"
         )
         res.tracebacks.append(
             Finding(

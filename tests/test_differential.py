@@ -5,9 +5,10 @@ arrays in their own order and from both NumPy kernels, every witness of an
 illegal one is real, and nothing raises outside polykrnl's error hierarchy.
 The campaign must meet both legal and illegal schedules, so that it can fail.
 
-One polykrnl bug the campaign finds is not fixed yet (KNOWN_BUG below, with its
-reproducer as a strict xfail): tracebacks of that one kind are allowed and
-counted; any other finding fails.
+Bugs the campaigns found in polykrnl are not fixed here; each has its minimal
+reproducer below as a strict xfail. In this bounded run only KNOWN_BUG (an
+IndexError in a generated kernel) occurs, so tracebacks of that one kind are
+allowed; any other finding fails.
 """
 
 from __future__ import annotations
@@ -98,3 +99,33 @@ def test_known_bug_reduction_into_a_read_only_accumulator() -> None:
     pk.run_reference(fn, A=a, C=want)
     pk.schedule(fn).to_numpy()(A=a, C=c)
     assert np.array_equal(c, want)
+
+
+# After unroll('j'), the exact kernel runs each unrolled copy of j as its own loop over i:
+# A[k] sums C[i, j] in the order (j, i) instead of (i, j), so the f32 bits differ.
+KNOWN_BUG_UNROLL_ORDER = """
+func.func @f(%A: memref<4xf32>, %C: memref<3x3xf32>) {
+  %hi, %hj, %hk = krnl.define_loops 3
+  krnl.iterate(%hi, %hj, %hk) with (%hi -> %i = 0 to 3, %hj -> %j = 0 to 3, %hk -> %k = 0 to 4) {
+    %a = krnl.load %A[%k] : memref<4xf32>
+    %c = krnl.load %C[%i, %j] : memref<3x3xf32>
+    %s = arith.addf %a, %c : f32
+    krnl.store %s, %A[%k] : memref<4xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUG_UNROLL_ORDER")
+def test_known_bug_unrolled_copies_reorder_an_exact_sum() -> None:
+    fn = pk.parse(KNOWN_BUG_UNROLL_ORDER)["f"]
+    rng = np.random.default_rng(0)
+    sched = pk.Schedule.from_function(fn, recipe=False).unroll("j")
+    for _ in range(5):
+        a = rng.uniform(-1, 1, 4).astype(np.float32)
+        c = (rng.uniform(-1, 1, (3, 3)) * 1000).astype(np.float32)
+        want, got = a.copy(), a.copy()
+        pk.run_reference(fn, A=want, C=c)
+        sched.to_numpy(reassociate=False)(A=got, C=c)
+        assert np.array_equal(got, want)

@@ -5,10 +5,8 @@ arrays in their own order and from both NumPy kernels, every witness of an
 illegal one is real, and nothing raises outside polykrnl's error hierarchy.
 The campaign must meet both legal and illegal schedules, so that it can fail.
 
-Bugs the campaigns found in polykrnl are not fixed here; each has its minimal
-reproducer below as a strict xfail. In this bounded run only KNOWN_BUG (an
-IndexError in a generated kernel) occurs, so tracebacks of that one kind are
-allowed; any other finding fails.
+Bugs the campaigns found in polykrnl each have their minimal reproducer below as a
+regression test; nothing may escape polykrnl's error hierarchy.
 """
 
 from __future__ import annotations
@@ -17,17 +15,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import polykrnl as pk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from differential import Finding, campaign
+from differential import campaign
 
-# A vectorized inner loop that is empty for some iterations of an outer loop that
-# stays a Python loop (statements sit at its level) still indexes its other
-# subscripts with the outer value: A[p:4, p] at p = 4, 5 raises IndexError.
-KNOWN_BUG = """
+# Found by the campaign, fixed: a vectorized inner loop that is empty for some
+# iterations of an outer loop that stays a Python loop indexed its other subscripts
+# with the outer value (A[p:4, p] at p = 4, 5 raised IndexError); the kernel now
+# runs a vectorized statement only when its ranges are non-empty.
+EMPTY_RANGE = """
 func.func @f(%A: memref<4x4xf32>, %B: memref<6xf32>) {
   %hp, %hq = krnl.define_loops 2
   krnl.iterate(%hp) with (%hp -> %p = 0 to 6) {
@@ -44,10 +42,6 @@ func.func @f(%A: memref<4x4xf32>, %B: memref<6xf32>) {
 """
 
 
-def _is_known_bug(f: Finding) -> bool:
-    return f.kind == "IndexError at a generated NumPy kernel"
-
-
 def test_bounded_campaign_finds_no_disagreement() -> None:
     res = campaign(seed=0, programs=60, recipes=2)
     assert res.programs == 60
@@ -55,13 +49,13 @@ def test_bounded_campaign_finds_no_disagreement() -> None:
     assert not res.findings, "\n\n".join(
         f"{f.kind}: {f.detail}\n{f.text}\n{f.script}" for f in res.findings
     )
-    unknown = [f for f in res.tracebacks if not _is_known_bug(f)]
-    assert not unknown, "\n\n".join(f"{f.detail}\n{f.text}\n{f.script}" for f in unknown)
+    assert not res.tracebacks, "\n\n".join(
+        f"{f.detail}\n{f.text}\n{f.script}" for f in res.tracebacks
+    )
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="KNOWN_BUG: an empty vectorized loop")
-def test_known_bug_empty_vectorized_loop_under_a_python_loop() -> None:
-    fn = pk.parse(KNOWN_BUG)["f"]
+def test_an_empty_vectorized_loop_under_a_python_loop_touches_nothing() -> None:
+    fn = pk.parse(EMPTY_RANGE)["f"]
     a, b = np.ones((4, 4), np.float32), np.arange(6, dtype=np.float32)
     want_a, want_b = a.copy(), b.copy()
     pk.run_reference(fn, A=want_a, B=want_b)
@@ -69,9 +63,10 @@ def test_known_bug_empty_vectorized_loop_under_a_python_loop() -> None:
     assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
 
 
-# An iter_args reduction under a one-iteration loop: the accumulator starts as a read-only
-# np.broadcast_to view, and the `+=` of the reduction raises ValueError.
-KNOWN_BUG_READ_ONLY = """
+# Found by the campaign, fixed: an iter_args reduction under a one-iteration loop
+# started from a read-only np.broadcast_to view, and the reduction's `+=` raised
+# ValueError; an iter_args value is now replaced, not updated in place.
+READ_ONLY = """
 func.func @f(%A: memref<4x4xf32>, %C: memref<1xf32>) {
   %zero = arith.constant 0.0 : f32
   %hi, %hj = krnl.define_loops 2
@@ -91,9 +86,8 @@ func.func @f(%A: memref<4x4xf32>, %C: memref<1xf32>) {
 """
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="KNOWN_BUG_READ_ONLY")
-def test_known_bug_reduction_into_a_read_only_accumulator() -> None:
-    fn = pk.parse(KNOWN_BUG_READ_ONLY)["f"]
+def test_a_reduction_into_an_iter_args_value_kept_as_a_broadcast() -> None:
+    fn = pk.parse(READ_ONLY)["f"]
     a, c = np.arange(16, dtype=np.float32).reshape(4, 4), np.ones(1, np.float32)
     want = c.copy()
     pk.run_reference(fn, A=a, C=want)
@@ -101,9 +95,11 @@ def test_known_bug_reduction_into_a_read_only_accumulator() -> None:
     assert np.array_equal(c, want)
 
 
-# After unroll('j'), the exact kernel runs each unrolled copy of j as its own loop over i:
-# A[k] sums C[i, j] in the order (j, i) instead of (i, j), so the f32 bits differ.
-KNOWN_BUG_UNROLL_ORDER = """
+# Found by the campaign, fixed: after unroll('j'), the exact kernel ran each unrolled
+# copy of j as its own loop over i (A[k] summed C[i, j] in the order (j, i) instead of
+# (i, j)); a loop is no longer distributed over copies of one statement that depend
+# on each other across its iterations.
+UNROLL_ORDER = """
 func.func @f(%A: memref<4xf32>, %C: memref<3x3xf32>) {
   %hi, %hj, %hk = krnl.define_loops 3
   krnl.iterate(%hi, %hj, %hk) with (%hi -> %i = 0 to 3, %hj -> %j = 0 to 3, %hk -> %k = 0 to 4) {
@@ -117,9 +113,8 @@ func.func @f(%A: memref<4xf32>, %C: memref<3x3xf32>) {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUG_UNROLL_ORDER")
-def test_known_bug_unrolled_copies_reorder_an_exact_sum() -> None:
-    fn = pk.parse(KNOWN_BUG_UNROLL_ORDER)["f"]
+def test_unrolled_copies_keep_the_order_of_an_exact_sum() -> None:
+    fn = pk.parse(UNROLL_ORDER)["f"]
     rng = np.random.default_rng(0)
     sched = pk.Schedule.from_function(fn, recipe=False).unroll("j")
     for _ in range(5):

@@ -126,12 +126,18 @@ class Vectorizer:
         # Each part then sees the loops as its own dependences make them.
         parts = [_statements_of(item) for item in loop.items]
         where = {st: i for i, names in enumerate(parts) for st in names}
+        # A statement in several parts (the copies of an unrolled loop) has instances
+        # in each: a dependence between two of them may go from a later part back.
+        shared = {st for st in where if sum(st in names for names in parts) > 1}
         per_part: list[dict[str, str]] = [{} for _ in parts]
         for x in chain:
             if self.status.get(x.mark) == "parallel":
                 continue
             deps = self.carried_by(x.mark)
-            if any(where.get(src, -1) > where.get(snk, -1) for src, snk, _ in deps):
+            if any(
+                where.get(src, -1) > where.get(snk, -1) or {src, snk} & shared
+                for src, snk, _ in deps
+            ):
                 return None
             for i, names in enumerate(parts):
                 own = [red for src, snk, red in deps if src in names and snk in names]
@@ -301,7 +307,7 @@ class Vectorizer:
         note = f"loops {', '.join(loop for loop, _ in par)} vectorized (parallel)"
         if seq:
             note += f"; {', '.join(loop for loop, _ in seq)} sequential, moved outside"
-        block: list[ast.stmt] = [*setup, *body]
+        block: list[ast.stmt] = _guarded([*setup, *body], vec)
         for target, loop_range in reversed(outer):
             block = [ast.For(target, loop_range, block, [])]
         return [comment(note), *block]
@@ -425,10 +431,16 @@ class Vectorizer:
                 how = "a contraction (np.einsum)"
             target = ast.Subscript(mem, index, ast.Store())
             combine = COMBINE[form.kind]
-            if isinstance(combine, str):
-                # Elementwise max/min of the old values and the reduced ones.
+            if isinstance(combine, str) or form.old is None:
+                # Elementwise max/min of the old values and the reduced ones; an iter_args
+                # value is replaced, not updated: it may be a read-only broadcast view.
                 old = ast.Subscript(mem, index, ast.Load())
-                w.out.append(ast.Assign([target], dotted(combine, old, total)))
+                both = (
+                    dotted(combine, old, total)
+                    if isinstance(combine, str)
+                    else ast.BinOp(old, combine, total)
+                )
+                w.out.append(ast.Assign([target], both))
             else:
                 # In place: NumPy evaluates the right side first (copying where it overlaps).
                 w.out.append(ast.AugAssign(target, combine, total))
@@ -452,7 +464,7 @@ class Vectorizer:
             self.reassociated = True
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [_arange(it) for it in vec.values() if it.name in used]
-        block: list[ast.stmt] = [*setup, *w.out]
+        block: list[ast.stmt] = _guarded([*setup, *w.out], vec)
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
@@ -498,6 +510,49 @@ class Vectorizer:
         for c in scalars:
             total = ast.BinOp(c, ast.Mult(), total)
         return total
+
+
+def _nonempty(start: ast.expr, stop: ast.expr) -> bool:
+    """Whether `range(start, stop)` surely runs: constants, or a tile's point loop
+    (`range(t, min(U, t + S))` runs whenever its tile loop does)."""
+    a, b = int_constant(start), int_constant(stop)
+    if a is not None and b is not None:
+        return b > a
+    return isinstance(stop, ast.Call) and any(
+        isinstance(x, ast.BinOp)
+        and isinstance(x.op, ast.Add)
+        and same_tree(x.left, start)
+        and (int_constant(x.right) or 0) > 0
+        for x in stop.args
+    )
+
+
+def _guarded(block: list[ast.stmt], vec: dict[str, VecIter]) -> list[ast.stmt]:
+    """`block` run only when every vectorized range is non-empty: an empty slice reads
+    nothing, but the statement's other subscripts (`A[p:4, p]` at p = 4) may then be
+    out of bounds, where the loop would not have run them at all."""
+    tests: list[ast.expr] = [
+        ast.Compare(_unclamped(it.stop, it.start), [ast.Gt()], [it.start])
+        for it in vec.values()
+        if not _nonempty(it.start, it.stop)
+    ]
+    if not tests:
+        return block
+    test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+    return [ast.If(test, block, [])]
+
+
+def _unclamped(stop: ast.expr, start: ast.expr) -> ast.expr:
+    """`stop` without the `max(start, ...)` of `_not_below` (the same test, plainer)."""
+    if (
+        isinstance(stop, ast.Call)
+        and isinstance(stop.func, ast.Name)
+        and stop.func.id == "max"
+        and len(stop.args) == 2
+        and same_tree(stop.args[0], start)
+    ):
+        return stop.args[1]
+    return stop
 
 
 def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:

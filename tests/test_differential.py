@@ -124,3 +124,67 @@ def test_unrolled_copies_keep_the_order_of_an_exact_sum() -> None:
         pk.run_reference(fn, A=want, C=c)
         sched.to_numpy(reassociate=False)(A=got, C=c)
         assert np.array_equal(got, want)
+
+
+# Found by the campaign, fixed: isl's dataflow analysis failed ("affine expression involves
+# some of the domain dimensions") on this tiled order; dependences fall back to
+# memory-based flow (a sound superset) instead of a raw isl error.
+DATAFLOW_FAILS = """
+func.func @f(%A: memref<4x6xi64>, %B: memref<5x7xi64>, %C: memref<5x4x9xi64>, %N: index) {
+  %zero = arith.constant 0 : i64
+  %hi, %hj = krnl.define_loops 2
+  %j_t, %j_p = krnl.block %hj 3 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  %hp = krnl.define_loops 1
+  %hq = krnl.define_loops 1
+  krnl.iterate(%hi, %j_t, %j_p) with (%hi -> %i = max affine_map<()[s0] -> (s0 - 4, 0)>()[%N] to 5,
+      %hj -> %j = max affine_map<()[s0] -> (s0 - 4, 0)>()[%N] to 4) {
+    %x0 = affine.apply affine_map<(d0) -> (d0 * 2)>(%i)
+    %v1 = krnl.load %C[%i, %j, %x0] : memref<5x4x9xi64>
+    %x2 = affine.apply affine_map<(d0) -> (d0 + 2)>(%i)
+    %v3 = krnl.load %B[%i, %x2] : memref<5x7xi64>
+    %c4 = arith.index_cast %i : index to i64
+    %s5 = arith.addi %v1, %v3 : i64
+    %s6 = arith.subi %s5, %c4 : i64
+    %x7 = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
+    krnl.store %s6, %B[%i, %x7] : memref<5x7xi64>
+    %x8 = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
+    %v9 = krnl.load %A[%j, %x8] : memref<4x6xi64>
+    %c10 = arith.index_cast %i : index to i64
+    %s11 = arith.subi %v9, %c10 : i64
+    %x12 = affine.apply affine_map<() -> (3)>()
+    krnl.store %s11, %B[%i, %x12] : memref<5x7xi64>
+  }
+  krnl.iterate(%hp) with (%hp -> %p = 2 to min affine_map<()[s0] -> (3, s0)>()[%N]) {
+    %red0 = krnl.iterate(%hq) with (%hq -> %q = 0 to affine_map<(d0) -> (d0 + 2)>(%p))
+        iter_args(%acc0 = %zero) -> (i64) {
+      %x13 = affine.apply affine_map<(d0) -> (d0 + 2)>(%q)
+      %v14 = krnl.load %A[%p, %x13] : memref<4x6xi64>
+      %s15 = arith.addi %acc0, %v14 : i64
+      krnl.yield %s15 : i64
+    }
+    %x16 = affine.apply affine_map<() -> (2)>()
+    %x17 = affine.apply affine_map<(d0) -> (d0 - 1)>(%p)
+    krnl.store %red0, %B[%x16, %x17] : memref<5x7xi64>
+  }
+  return
+}
+"""
+
+
+def test_legality_when_isl_dataflow_analysis_fails() -> None:
+    fn = pk.parse(DATAFLOW_FAILS)["f"]
+    sched = pk.schedule(fn).block("j_t", 2, names=("j_t_t", "j_t"), force=True)
+    report = sched.check()
+    assert report.legal
+    rng = np.random.default_rng(1)
+    args = {
+        "A": rng.integers(-9, 9, (4, 6)),
+        "B": rng.integers(-9, 9, (5, 7)),
+        "C": rng.integers(-9, 9, (5, 4, 9)),
+    }
+    for n in (3, 4, 6):
+        want = {k: v.copy() for k, v in args.items()}
+        got = {k: v.copy() for k, v in args.items()}
+        pk.run_reference(fn, schedule=pk.Schedule.from_function(fn, recipe=False), N=n, **want)
+        pk.run_reference(fn, schedule=sched, N=n, **got)
+        assert all(np.array_equal(want[k], got[k]) for k in args)

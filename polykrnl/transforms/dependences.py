@@ -2,6 +2,7 @@
 
 * RAW: value-based flow dependences (``UnionAccessInfo.compute_flow``: each read
   depends on the last write of its element before it; may-writes do not kill);
+  memory-based where isl's dataflow analysis fails (some tiled orders);
 * WAR and WAW: memory-based (every earlier read / write of the same element).
 
 Together they are what a new order must respect (a write moved across an
@@ -113,9 +114,18 @@ def _compute(program: PolyProgram) -> Dependences:
                 .set_may_source(writes)
                 .set_schedule(sched.intersect_domain(touching))
             )
-            flow = info.compute_flow()
-            _add(deps, "RAW", array, flow.get_may_dependence(), reductions)
-            live_in = live_in.union(flow.get_may_no_source())
+            try:
+                flow = info.compute_flow()
+                raw = flow.get_may_dependence()
+                no_source = flow.get_may_no_source()
+            except isl.Error:
+                # isl's dataflow analysis fails on some tiled orders (quasi-affine
+                # schedules with several pieces). Memory-based dependences are a sound
+                # superset: every earlier write of the element read, every read live-in.
+                raw = writes.apply_range(reads.reverse()).intersect(before)
+                no_source = reads
+            _add(deps, "RAW", array, raw, reductions)
+            live_in = live_in.union(no_source)
             war = reads.apply_range(writes.reverse()).intersect(before)
             _add(deps, "WAR", array, war, reductions)
         waw = writes.apply_range(writes.reverse()).intersect(before)

@@ -188,3 +188,59 @@ def test_legality_when_isl_dataflow_analysis_fails() -> None:
         pk.run_reference(fn, schedule=pk.Schedule.from_function(fn, recipe=False), N=n, **want)
         pk.run_reference(fn, schedule=sched, N=n, **got)
         assert all(np.array_equal(want[k], got[k]) for k in args)
+
+
+# Found by the campaign, fixed: isl's dataflow analysis crashed the process (a segfault)
+# on this program's tiled schedule tree; polykrnl now gives it the order as a map.
+SEGFAULT = """
+func.func @f(%A: memref<8x11xf32>, %B: memref<1x1xf32>, %C: memref<4x4xf32>, %N: index) {
+  %zero = arith.constant 0.0 : f32
+  %hi = krnl.define_loops 1
+  krnl.parallel(%hi) : !krnl.loop
+  %hj, %hk = krnl.define_loops 2
+  %j_t, %j_p = krnl.block %hj 2 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%hi) with (%hi -> %i = max affine_map<()[s0] -> (s0 - 6, 0)>()[%N] to 4) {
+    %v0 = krnl.load %C[%i, %i] : memref<4x4xf32>
+    %v1 = krnl.load %C[%i, %i] : memref<4x4xf32>
+    %s2 = arith.addf %v0, %v1 : f32
+    krnl.store %s2, %C[%i, %i] : memref<4x4xf32>
+    krnl.iterate(%j_t, %j_p, %hk) with (%hj -> %j = max affine_map<(d0) -> (d0 - 2, 0)>(%i)
+        to %N, %hk -> %k = max affine_map<()[s0] -> (s0 - 5, 0)>()[%N] to 7) {
+      %x3 = affine.apply affine_map<(d0) -> (d0 * 2)>(%j)
+      %v4 = krnl.load %A[%x3, %i] : memref<8x11xf32>
+      %x5 = affine.apply affine_map<() -> (2)>()
+      %v6 = krnl.load %A[%j, %x5] : memref<8x11xf32>
+      %s7 = arith.addf %v4, %v6 : f32
+      %x8 = affine.apply affine_map<(d0) -> (d0 * 2)>(%j)
+      krnl.store %s7, %A[%x8, %i] : memref<8x11xf32>
+      %x9 = affine.apply affine_map<(d0, d1) -> (d1 + d0)>(%i, %j)
+      %x10 = affine.apply affine_map<(d0, d1) -> (d1 + d0)>(%j, %k)
+      %v11 = krnl.load %A[%x9, %x10] : memref<8x11xf32>
+      %x12 = affine.apply affine_map<(d0, d1) -> (d1 + d0 + 1)>(%i, %j)
+      %x13 = affine.apply affine_map<(d0, d1) -> (d1 + d0 + 1)>(%j, %k)
+      %v14 = krnl.load %A[%x12, %x13] : memref<8x11xf32>
+      %s15 = arith.subf %v11, %v14 : f32
+      %x16 = affine.apply affine_map<(d0, d1) -> (d1 + d0)>(%i, %j)
+      %x17 = affine.apply affine_map<(d0, d1) -> (d1 + d0)>(%j, %k)
+      krnl.store %s15, %A[%x16, %x17] : memref<8x11xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_legality_of_a_schedule_whose_tree_crashed_isl() -> None:
+    # In a child process: a regression would kill the interpreter, not fail a test.
+    import subprocess
+
+    code = (
+        "import polykrnl as pk, sys\n"
+        "fn = pk.parse(sys.stdin.read())['f']\n"
+        "print(pk.schedule(fn, force=True).check().legal)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=SEGFAULT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() in ("True", "False")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from polykrnl.errors import (
     ArgumentError,
     BuilderError,
+    ComplexityError,
     IllegalTransformError,
     InterpretError,
     ParseError,
@@ -84,6 +85,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ArgumentError",
     "BuilderError",
+    "ComplexityError",
     "Function",
     "IllegalTransformError",
     "InterpretError",

@@ -125,6 +125,11 @@ class UnsupportedError(PolykrnlError):
     """A construct that polykrnl does not handle (yet); the message says which and where."""
 
 
+class ComplexityError(PolykrnlError):
+    """The polyhedral computation for a function exceeded polykrnl's budget of isl
+    operations (domains, maps or a schedule too complex to analyse in bounded time)."""
+
+
 class ScheduleError(PolykrnlError):
     """A schedule primitive was misused (unknown loop, not a perfect nest, ...)."""
 

@@ -25,6 +25,7 @@ from polykrnl.codegen.kernel import to_numpy as numpy_kernel
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
 from polykrnl.errors import ScheduleError
 from polykrnl.model.ir import Function
+from polykrnl.model.poly.budget import bounded
 from polykrnl.tiles.kernel import PtoKernel
 from polykrnl.tiles.kernel import to_pto as pto_kernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
@@ -39,11 +40,13 @@ class Schedule(core.Schedule):
 
     # -- construction
     @classmethod
+    @bounded("building the schedule")
     def from_function(cls, fn: object, recipe: bool = True) -> Self:
         """The schedule of `fn`: after its Krnl recipe, or in original order (recipe=False)."""
         return schedule_of(fn, cls, recipe=recipe)
 
     # -- primitives
+    @bounded("block")
     def block(
         self,
         loop: str,
@@ -56,20 +59,24 @@ class Schedule(core.Schedule):
         del force  # strip-mining keeps the order of every instance: never illegal
         return block.block(self, loop, size, names=names)
 
+    @bounded("permute")
     def permute(
         self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
     ) -> Self:
         """Krnl's scatter: the loop of `loops[k]` goes to position `krnl_map[k]` of the chain."""
         return self._checked(permute.permute(self, loops, krnl_map), force)
 
+    @bounded("reorder")
     def reorder(self, order: Sequence[str], *, force: bool = False) -> Self:
         """Gather: `order` lists the loops of a perfectly nested chain, outermost first."""
         return self._checked(permute.reorder(self, order), force)
 
+    @bounded("parallel")
     def parallel(self, *loops: str, force: bool = False) -> Self:
         """Mark loops parallel (their band members become coincident)."""
         return self._checked(parallel.parallel(self, *loops), force)
 
+    @bounded("skew")
     def skew(self, loop: str, by: str, factor: int = 1, *, force: bool = False) -> Self:
         """Run `loop` over `loop + factor * by` (`by` encloses it): makes bands tilable.
 
@@ -78,6 +85,7 @@ class Schedule(core.Schedule):
         """
         return self._checked(skew.skew(self, loop, by, factor), force)
 
+    @bounded("unroll")
     def unroll(self, loop: str, *, force: bool = False) -> Self:
         """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
         del force  # unrolling keeps the order
@@ -96,6 +104,7 @@ class Schedule(core.Schedule):
         lines += [f"s = s.{core.step_call(st)}" for st in steps]
         return "\n".join(lines)
 
+    @bounded("trivialize")
     def trivialize(self, loop: str) -> Self:
         """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used."""
         return trivialize.trivialize(self, loop)
@@ -111,19 +120,23 @@ class Schedule(core.Schedule):
         return legality.refuse_if_illegal(new, core.step_text(new.steps[-1]))
 
     @cached_property
+    @bounded("the legality check")
     def legal(self) -> bool:
         """Whether every dependence is kept and no parallel loop carries one."""
         return legality.is_legal(self)
 
     # -- the other stages
+    @bounded("the loop nest")
     def loops(self) -> LoopTree:
         """The final loop nest (str() reads like onnx-mlir's affine loops; .to_json())."""
         return looptree.loop_tree(self)
 
+    @bounded("the legality check")
     def check(self) -> LegalityReport:
         """The legality report: dependences kept, parallel loops, permutable bands."""
         return legality.check(self)
 
+    @bounded("NumPy code generation")
     def to_numpy(
         self, *, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
     ) -> NumpyKernel:
@@ -144,6 +157,7 @@ class Schedule(core.Schedule):
     def _numpy_kernels(self) -> dict[tuple[bool, bool, bool], NumpyKernel]:
         return {}
 
+    @bounded("PTO code generation")
     def to_pto(self, arch: str = "a2a3", *, params: Mapping[str, int] | None = None) -> PtoKernel:
         """This schedule as a PTO tile kernel (C++ for Ascend, tmp sizes, NumPy simulation).
 
@@ -153,10 +167,12 @@ class Schedule(core.Schedule):
         """
         return pto_kernel(self, arch, params)
 
+    @bounded("the Krnl text of the schedule")
     def to_krnl(self) -> str:
         """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""
         return to_krnl.to_krnl(self)
 
+    @bounded("the trace")
     def trace(self, **params: int) -> list[tuple[str, dict[str, int]]]:
         """Statement instances in execution order: [("S0", {"i": 0, "j": 1}), ...].
 
@@ -179,6 +195,7 @@ class Schedule(core.Schedule):
         return display_box("schedule", title, body)
 
 
+@bounded("the Krnl recipe's schedule")
 def schedule(fn: Function, *, force: bool = False) -> Schedule:
     """The Schedule of `fn` after its Krnl recipe.
 
@@ -188,11 +205,13 @@ def schedule(fn: Function, *, force: bool = False) -> Schedule:
     return schedule_as(Schedule, fn, force=force)
 
 
+@bounded("the legality check")
 def check(fn: Function) -> LegalityReport:
     """The legality report of `fn`'s Krnl recipe (never raises for illegality)."""
     return Schedule.from_function(fn).check()
 
 
+@bounded("compiling the function")
 def compile_function(
     fn: Function,
     target: str = "numpy",

@@ -53,7 +53,9 @@ _CMP: dict[Any, ast.cmpop] = {
 def build_ast(tree: isl.Schedule, context: isl.Set | None = None) -> isl.AstNode:
     """isl's AST of a schedule tree (loops for its bands, in its order)."""
     if context is None:
-        context = tree.get_domain().params()
+        # Every parameter value, not only those for which some instance runs (the
+        # domain's parameters): a kernel called where nothing runs must run nothing.
+        context = isl.Set.universe(tree.get_domain().params().get_space())
     build = isl.AstBuild.from_context(context)
     return build.node_from_schedule(tree)
 

@@ -149,6 +149,10 @@ class StatementWriter:
         if loop not in self._loop_cache:
             pa = self.st.loop_pw_affs(self.s)[self.s.loops.index(loop)]
             e = expr_of_pw_aff(pa, self.dim_names)
+            if self.vector_names(e) and any(isinstance(x, ast.IfExp) for x in ast.walk(e)):
+                # A value by pieces whose conditions test a vectorized loop: Python's
+                # `a if c else b` cannot choose per element.
+                raise NotVectorizable(f"the value of loop {loop} is piecewise over the vector")
             if not isinstance(e, ast.Name | ast.Constant):
                 local = self.st.names.fresh(python_name(loop) + "_v")
                 if self.vector_names(e):

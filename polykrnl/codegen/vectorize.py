@@ -218,6 +218,7 @@ class Vectorizer:
         saved_keys = self._keys()
         par_its |= {node.tile_name for _, node in par if isinstance(node, MergedRange)}
         try:
+            self._refuse_absorbed(par, par_its, users)
             out = self._emit(tr, seq, par, par_its, users)
             if _uses(out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
@@ -231,6 +232,30 @@ class Vectorizer:
             self.reasons.setdefault(chain[-1][0], str(e))
             self._why = str(e)
             return None
+
+    def _refuse_absorbed(
+        self, par: list[tuple[str, ChainLoop]], par_its: set[str], users: list[isl.AstExpr]
+    ) -> None:
+        """Refuse a parallel AST loop that also runs the values of another loop.
+
+        isl drops a loop whose value equals another's (`w = u` for a loop of one
+        iteration per u) and lets one AST loop run both: vectorizing it then also moves
+        the dropped loop innermost, legal only when that loop is parallel too."""
+        marks = {part for loop, _ in par for part in loop.split("+")}
+        for u in users:
+            st = self.statements[u.op_get_arg(0).id_get_id().get_name()]
+            args = [_ids(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
+            for it in par_its:
+                dims = [d for d, ids in enumerate(args) if it in ids]
+                if len(dims) < 2:
+                    continue
+                for d in dims:
+                    loop = st.dim_loops[d] if d < len(st.dim_loops) else "?"
+                    if loop not in marks and self.status.get(loop) != "parallel":
+                        raise NotVectorizable(
+                            f"a vectorized loop also runs the values of loop {loop}, "
+                            "which is not parallel"
+                        )
 
     def _emit(
         self,

@@ -92,7 +92,7 @@ def dependences(program: PolyProgram) -> Dependences:
 
 
 def _compute(program: PolyProgram) -> Dependences:
-    order = program.schedule.get_map()
+    order = program.order_schedule.get_map()
     reductions = _reductions(program)
     deps: list[Dependence] = []
     live_in = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))

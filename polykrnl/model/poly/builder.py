@@ -26,6 +26,7 @@ from polykrnl.model.nest import (
     build_nest,
     checked_nest,
 )
+from polykrnl.model.poly.budget import bounded
 from polykrnl.model.poly.domains import Expr, LoopPolyhedron
 from polykrnl.model.poly.program import (
     Access,
@@ -731,6 +732,7 @@ def uses_inside(user: Operation, position: dict[Operation, int]) -> bool:
     return False
 
 
+@bounded("the polyhedral model")
 def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> PolyProgram:
     """The polyhedral model of `fn` (raises VerifyError / UnsupportedError).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
 
 import islpy as isl
@@ -241,6 +242,19 @@ class PolyProgram:
             lambda loop, stmt: _loop_value(stmt, loop),
         )
 
+    @cached_property
+    def order_schedule(self) -> isl.Schedule:
+        """The order of `schedule` without its strip-mining: a tile loop that only
+        encloses its point loop orders nothing the point loop does not, so dependences
+        are the same computed on this tree, which has no quasi-affine tile dimensions
+        (isl's dataflow analysis on deep tiled nests takes minutes, and crashed)."""
+        statements = {s.name: s for s in self.statements}
+        return build_tree(
+            _untiled(self.tree, statements),
+            statements,
+            lambda loop, stmt: _loop_value(stmt, loop),
+        )
+
     def __repr__(self) -> str:
         return f"<PolyProgram @{self.function.name}: {len(self.statements)} statements>"
 
@@ -270,6 +284,27 @@ def renamed(s: Statement, name: str) -> Statement:
         loop_values=m(s.loop_values),
         accesses=tuple(replace(a, relation=m(a.relation)) for a in s.accesses),
     )
+
+
+def _untiled(nodes: Sequence[PNode], statements: dict[str, Statement]) -> tuple[PNode, ...]:
+    """`nodes` with each tile loop whose body is just its point loop replaced by that
+    loop (unless a statement's instances are indexed by the tile loop's value)."""
+    out: list[PNode] = []
+    for n in nodes:
+        if isinstance(n, PStmt):
+            out.append(n)
+            continue
+        body = _untiled(n.body, statements)
+        if (
+            n.loop.kind == "tile"
+            and len(body) == 1
+            and isinstance(body[0], PLoop)
+            and not any(n.name in statements[st].dim_vids for st in _stmts_in(n))
+        ):
+            out.append(body[0])
+        else:
+            out.append(replace(n, body=body))
+    return tuple(out)
 
 
 def _loop_value(stmt: Statement, loop: str) -> isl.PwAff:

@@ -543,6 +543,12 @@ def _nonempty(start: ast.expr, stop: ast.expr) -> bool:
     a, b = int_constant(start), int_constant(stop)
     if a is not None and b is not None:
         return b > a
+    return _point_of_tile(start, stop)
+
+
+def _point_of_tile(start: ast.expr, stop: ast.expr) -> bool:
+    """Whether the range is a tile's point loop, `range(t, min(U, t + S))`: it runs
+    whenever its tile loop does (t < U there)."""
     return isinstance(stop, ast.Call) and any(
         isinstance(x, ast.BinOp)
         and isinstance(x.op, ast.Add)
@@ -591,16 +597,8 @@ def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
         return stop  # below the start it still gives an empty slice
     if same_tree(start, stop):
         return stop
-    # A point loop of a tile (`range(t, min(U, t + S))`) is empty only when its tile
-    # loop does not run: it never gets here with stop < start.
-    if isinstance(stop, ast.Call) and any(
-        isinstance(x, ast.BinOp)
-        and isinstance(x.op, ast.Add)
-        and same_tree(x.left, start)
-        and (int_constant(x.right) or 0) > 0
-        for x in stop.args
-    ):
-        return stop
+    if _point_of_tile(start, stop):
+        return stop  # never below its start
     return call("max", start, stop)
 
 

@@ -107,7 +107,12 @@ class Translator:
         if t == isl.ast_node_type.mark:
             mark = n.mark_get_id().get_name()
             self._pending_mark = mark
-            return self.node(n.mark_get_node())
+            try:
+                return self.node(n.mark_get_node())
+            finally:
+                # A mark whose loop isl dropped (one iteration) names nothing: it must
+                # not reach the next loop, which is another one.
+                self._pending_mark = None
         if t == FOR_NODE:
             return self.for_node(n)
         if t == _IF:
@@ -210,9 +215,13 @@ class Translator:
         return rhs
 
     def if_node(self, n: isl.AstNode) -> list[ast.stmt]:
+        # A mark above an `if` names the loop in each branch (isl splits a loop in cases).
+        mark = self._pending_mark
         test = self.expr(n.if_get_cond())
         then = self.node(n.if_get_then_node()) or [ast.Pass()]
+        self._pending_mark = mark
         orelse = self.node(n.if_get_else_node()) if n.if_has_else_node() else []
+        self._pending_mark = None
         return [ast.If(test, then, orelse)]
 
     # -- expressions

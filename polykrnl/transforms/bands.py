@@ -82,13 +82,18 @@ def _negative(
     return out
 
 
+#: skew combinations the search tries at most (each an isl emptiness test per loop)
+MAX_SKEW_TRIALS = 64
+
+
 def _suggest_skews(
     deltas: isl.UnionSet | None, n_out: int, chain: list[str]
 ) -> tuple[tuple[str, ...], str]:
     """Skews of inner loops by outer ones that make the band permutable, and who found them.
 
     isl's scheduler is asked first; when its band is not a chain of skews (or
-    it finds none), a small exact search over factors 0..3 follows. Either
+    it finds none), a small exact search over factors 0..3 follows (at most
+    MAX_SKEW_TRIALS combinations: 4^5 of them on a 6-loop band took seconds). Either
     way the skews are checked against every distance vector of the band, so a
     suggestion is always right (but not always found).
     """
@@ -96,11 +101,15 @@ def _suggest_skews(
     if skews is not None and not _negative(deltas, n_out, chain, skews):
         return _skew_calls(skews, chain), "isl"
     skews = []
+    trials = 0
     for x in range(1, len(chain)):
         if chain[x] not in _negative(deltas, n_out, chain, skews):
             continue
         combos = sorted(itertools.product(range(4), repeat=x), key=lambda c: (sum(c), c))
         for combo in combos:
+            trials += 1
+            if trials > MAX_SKEW_TRIALS:
+                return (), ""  # a long band (tiled, mostly): no suggestion rather than minutes
             trial = [*skews, *((x, o, f) for o, f in enumerate(combo) if f)]
             if any(combo) and chain[x] not in _negative(deltas, n_out, chain, trial):
                 skews = trial

@@ -31,6 +31,15 @@ CASES: dict[str, tuple[str, Callable[[pk.Schedule], pk.Schedule]]] = {
     # No instance runs for N < 3: the AST was built assuming N >= 3 (the domain's
     # parameters) and indexed a 1x1 array at 3 (IndexError) for N = 2.
     "empty_for_small_n": ("the AST is built for every parameter value", lambda s: s),
+    # isl dropped loop k (one iteration) but kept its mark before the statement; the
+    # mark reached the next loop, j in the `else` branch of an `if` isl split j into,
+    # which was then vectorized as k: one term of the sum per j_t instead of two.
+    "mark_after_dropped_loop": (
+        "a mark names only the loop under it, and a mark above an `if` both branches",
+        lambda s: s.block("j", 2, names=("j_t", "j"), force=True).block(
+            "v", 3, names=("v_t", "v"), force=True
+        ),
+    ),
     # A loop value by pieces whose conditions test the vectorized loop was written as
     # Python's `a if c else b` on an array (ValueError: truth value ambiguous).
     "piecewise_loop_value": (

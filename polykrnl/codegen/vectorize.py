@@ -538,17 +538,17 @@ class Vectorizer:
 
 
 def _nonempty(start: ast.expr, stop: ast.expr) -> bool:
-    """Whether `range(start, stop)` surely runs: constants, or a tile's point loop
-    (`range(t, min(U, t + S))` runs whenever its tile loop does)."""
+    """Whether `range(start, stop)` surely runs: constants only. (A range shaped like a
+    tile's point loop, `range(t, min(U, t + S))`, may still be empty when isl dropped
+    the tile loop and `t` is another loop's value: found by the differential campaign.)"""
     a, b = int_constant(start), int_constant(stop)
-    if a is not None and b is not None:
-        return b > a
-    return _point_of_tile(start, stop)
+    return a is not None and b is not None and b > a
 
 
 def _point_of_tile(start: ast.expr, stop: ast.expr) -> bool:
-    """Whether the range is a tile's point loop, `range(t, min(U, t + S))`: it runs
-    whenever its tile loop does (t < U there)."""
+    """Whether the range looks like a tile's point loop, `range(t, min(U, t + S))`,
+    which is never below its start where its tile loop runs (t < U); where it is not
+    one, the guard of `_guarded` keeps the empty slice from running."""
     return isinstance(stop, ast.Call) and any(
         isinstance(x, ast.BinOp)
         and isinstance(x.op, ast.Add)

@@ -40,6 +40,14 @@ CASES: dict[str, tuple[str, Callable[[pk.Schedule], pk.Schedule]]] = {
             "v", 3, names=("v_t", "v"), force=True
         ),
     ),
+    # A vectorized range shaped like a tile's point loop, `range(p, min(N, p + 2))`, was
+    # taken as never empty, so its statement ran unguarded where it was: other subscripts
+    # out of bounds (IndexError) or a slice of length 0 stored into 4 (ValueError).
+    "point_range_without_tile": ("only constant ranges count as non-empty", lambda s: s),
+    "point_range_without_tile_2": (
+        "only constant ranges count as non-empty",
+        lambda s: s.block("j_t", 2, names=("j_t_t", "j_t"), force=True),
+    ),
     # A loop value by pieces whose conditions test the vectorized loop was written as
     # Python's `a if c else b` on an array (ValueError: truth value ambiguous).
     "piecewise_loop_value": (

@@ -313,7 +313,9 @@ def _summary(value: Any) -> str:
     if value.dtype.kind in "fiub" and value.size:
         data = value.astype(np.float64)
         finite = data[np.isfinite(data)]
-        text += f"  checksum={float(np.sum(data)):.6e}"
+        with np.errstate(all="ignore"):  # inf + -inf is a NaN checksum, not a warning
+            checksum = float(np.sum(data))
+        text += f"  checksum={checksum:.6e}"
         if finite.size:
             text += f"  min={float(finite.min()):.6g}  max={float(finite.max()):.6g}"
         nan = int(np.count_nonzero(np.isnan(data)))

@@ -135,3 +135,28 @@ def test_run_refuses_an_unreadable_file_and_a_malformed_option(tmp_path: Path) -
     assert code == 2 and "cannot read" in err and "numpy.save" in err
     code, _, err = _run(str(src), "--func", "gather", "--input", "idx.0=x.npy")
     assert code == 2 and "--input takes NAME=FILE.npy" in err
+
+
+def test_a_summary_of_infinities_prints_no_warning(tmp_path: Path) -> None:
+    src = tmp_path / "inf.mlir"
+    src.write_text(
+        """func.func @f(%y: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %m = arith.constant -1.0 : f32
+  %z = arith.constant 0.0 : f32
+  %p = arith.divf %one, %z : f32
+  %n = arith.divf %m, %z : f32
+  krnl.store %p, %y[%c0] : memref<2xf32>
+  krnl.store %n, %y[%c1] : memref<2xf32>
+  return
+}
+"""
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would fail the run
+        code, out, err = _run(str(src), "--verify")
+    assert code == 0 and "checksum=nan" in out and "Warning" not in err, out + err

@@ -34,6 +34,7 @@ Sizes come from ``--param``:
 from __future__ import annotations
 
 import contextlib
+import math
 import copy
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ from polykrnl.index_inputs import index_limits
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import Interpreter, memref_dtype, memref_shape
 from polykrnl.model.interpreter.core import Frame
+from polykrnl.model.interpreter.memory import memory_limit
 from polykrnl.model.ir import Function, Module
 from polykrnl.model.poly import DimParam, poly_program
 
@@ -237,6 +239,28 @@ def load_inputs(fn: Function, files: Mapping[str, str]) -> dict[str, np.ndarray[
     return arrays
 
 
+def _check_input_bytes(fn: Function, params: Mapping[str, float], size: int) -> None:
+    """Refuse, before allocating anything, arguments that together exceed the memory a
+    run may use (a `memref<100000x100000xf32>` argument is 37 GiB)."""
+    total = 0
+    for a in fn.arguments:
+        t = a.type
+        if isinstance(t, MemRefType) and not isinstance(t.element_type, MemRefType):
+            shape = [
+                int(params.get(f"{a.name}.{d}", size)) if n is None else n
+                for d, n in enumerate(memref_shape(t))
+            ]
+            total += math.prod(max(0, n) for n in shape) * memref_dtype(t).itemsize
+    if total > memory_limit():
+        raise ArgumentError(
+            f"the arguments of @{fn.name} need {total / 2**30:.3g} GiB, beyond the "
+            f"{memory_limit() / 2**30:.3g} GiB a run may allocate",
+            location=fn.location(fn.op),
+            hint="give smaller sizes (--size, --param A.0=64), or run the kernel from Python "
+            "on arrays of your own",
+        )
+
+
 def make_inputs(
     fn: Function,
     params: Mapping[str, float],
@@ -258,6 +282,7 @@ def make_inputs(
             if n is None:
                 params.setdefault(f"{name}.{d}", data.shape[d])
     _check_params(fn, params)
+    _check_input_bytes(fn, params, size)
     rng = np.random.default_rng(seed)
     inputs: dict[str, Any] = {}
     limits = index_limits(fn, _dim_sizes(fn, params, size))

@@ -190,3 +190,29 @@ def test_scf_and_affine_loops_count_too(tmp_path: Path) -> None:
         code, _, err = cli("run", "--reference", str(path))
         assert code == 2, err
         assert "this loop would run 1,099,511,627,776 iterations" in err
+
+
+HUGE_SHAPES = """
+func.func @f(%a: memref<100000x100000xf32>) {
+  return
+}
+func.func @g(%n: index) {
+  %b = memref.alloc(%n, %n) : memref<?x?xf32>
+  return
+}
+"""
+
+
+def test_huge_arguments_are_refused_before_allocating(tmp_path: Path) -> None:
+    path = tmp_path / "huge.mlir"
+    path.write_text(HUGE_SHAPES)
+    code, _, err = cli("run", str(path), "--func", "f")
+    assert code == 2 and "the arguments of @f need 37.3 GiB" in err, err
+    assert "Traceback" not in err
+
+
+def test_a_huge_allocation_is_a_located_error_in_the_interpreter(tmp_path: Path) -> None:
+    path = tmp_path / "huge.mlir"
+    path.write_text(HUGE_SHAPES)
+    code, _, err = cli("run", str(path), "--func", "g", "--param", "n=100000", "--reference")
+    assert code == 2 and "huge.mlir:6:8: an allocation of shape [100000, 100000]" in err, err

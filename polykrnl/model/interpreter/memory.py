@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,6 +91,27 @@ def store_element(fr: Frame, value: Any, mem: SSAValue, idx: Sequence[int], what
     a[i] = value
 
 
+def memory_limit() -> int:
+    """The bytes of arrays a run may allocate: half the machine's memory (at most
+    4 GiB), so that a huge shape is a located error, not an out-of-memory kill."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 8 << 30
+    return min(4 << 30, physical // 2)
+
+
+def check_size(shape: Sequence[int], dtype: np.dtype[Any], what: str) -> None:
+    """Fail before allocating an array beyond `memory_limit()`."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > memory_limit():
+        raise Fail(
+            f"{what} of shape {list(shape)} ({dtype}) needs {nbytes / 2**30:.3g} GiB, beyond "
+            f"the {memory_limit() / 2**30:.3g} GiB a run may allocate",
+            "give smaller sizes (--size, --param NAME=VALUE)",
+        )
+
+
 def new_array(t: MemRefType, dyn: Sequence[int]) -> np.ndarray[Any, Any]:
     dims = list(dyn)
     shape: list[int] = []
@@ -104,6 +126,7 @@ def new_array(t: MemRefType, dyn: Sequence[int]) -> np.ndarray[Any, Any]:
         raise Fail(f"negative size in {shape} for {t}", "sizes must be >= 0")
     shape += vector_shape(t.element_type)
     dt = memref_dtype(t)
+    check_size(shape, dt, "an allocation")
     a = np.empty(shape, dtype=dt)
     if dt.kind == "f":
         a.fill(np.nan)

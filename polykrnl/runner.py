@@ -34,8 +34,8 @@ Sizes come from ``--param``:
 from __future__ import annotations
 
 import contextlib
-import math
 import copy
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass

@@ -244,3 +244,12 @@ def test_legality_of_a_schedule_whose_tree_crashed_isl() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() in ("True", "False")
+
+
+def test_bounded_pto_campaign_agrees_with_the_interpreter() -> None:
+    from differential_pto import campaign as pto_campaign
+
+    res = pto_campaign(seed=0, programs=80)
+    assert not res.findings, "\n\n".join(res.findings[:3])
+    # The leg must actually lower and simulate most programs, or it tests nothing.
+    assert res.lowered >= 60 and res.compared >= 2 * 60

@@ -27,7 +27,7 @@ EmitUser = Callable[[str, list[ast.expr]], list[ast.stmt]]
 
 # islpy's names that its type stubs lack (Python keywords get a trailing underscore).
 FOR_NODE = isl.ast_node_type.for_  # type: ignore[attr-defined]
-_IF = isl.ast_node_type.if_  # type: ignore[attr-defined]
+IF_NODE = isl.ast_node_type.if_  # type: ignore[attr-defined]
 _AND = isl.ast_expr_op_type.and_  # type: ignore[attr-defined]
 _OR = isl.ast_expr_op_type.or_  # type: ignore[attr-defined]
 
@@ -115,7 +115,7 @@ class Translator:
                 self._pending_mark = None
         if t == FOR_NODE:
             return self.for_node(n)
-        if t == _IF:
+        if t == IF_NODE:
             return self.if_node(n)
         if t == isl.ast_node_type.user:
             call = n.user_get_expr()

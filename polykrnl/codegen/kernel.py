@@ -27,7 +27,7 @@ from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.pyast import assign, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer
+from polykrnl.codegen.vectorize import COMMENT, Vectorizer, copied_statements
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import (
@@ -241,7 +241,10 @@ def to_numpy(
             carried={lv.loop: list(lv.pairs) for lv in report.loops},
         )
         translator.replace_loop = vectorizer
-    body = translator.node(build_ast(sched.tree))
+    root = build_ast(sched.tree)
+    if vectorizer is not None:
+        vectorizer.copied = copied_statements(root)
+    body = translator.node(root)
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
     returns = _returns(state, fn)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.codegen.isl_ast import FOR_NODE, Translator
+from polykrnl.codegen.isl_ast import FOR_NODE, IF_NODE, Translator
 from polykrnl.codegen.pyast import assign, call, const, int_constant, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
@@ -76,6 +76,8 @@ class Vectorizer:
     carried: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
     # outer loop of a parallel chain -> why its array code failed (said once, above it)
     failed: dict[str, str] = field(default_factory=dict)
+    # Statements isl writes more than once (the copies of an unrolled loop)
+    copied: frozenset[str] = frozenset()
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
 
@@ -219,6 +221,7 @@ class Vectorizer:
         par_its |= {node.tile_name for _, node in par if isinstance(node, MergedRange)}
         try:
             self._refuse_absorbed(par, par_its, users)
+            self._refuse_copied_values(users)
             out = self._emit(tr, seq, par, par_its, users)
             if _uses(out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
@@ -232,6 +235,17 @@ class Vectorizer:
             self.reasons.setdefault(chain[-1][0], str(e))
             self._why = str(e)
             return None
+
+    def _refuse_copied_values(self, users: list[isl.AstExpr]) -> None:
+        """Refuse a copy of an unrolled statement that keeps or reads values per iteration.
+
+        Its copies may be vectorized differently (over other loops, or not at all), and
+        the dictionary of kept values is keyed by the vectorization: one copy would store
+        under keys another cannot read (a KeyError the differential campaign found)."""
+        for u in users:
+            st = self.statements[u.op_get_arg(0).id_get_id().get_name()]
+            if st.name in self.copied and (st.exports or st.imports):
+                raise NotVectorizable("a copy of an unrolled statement keeps values")
 
     def _refuse_absorbed(
         self, par: list[tuple[str, ChainLoop]], par_its: set[str], users: list[isl.AstExpr]
@@ -675,6 +689,32 @@ def _tree(n: isl.AstNode, mark: str | None) -> _Loop | None:
         else:
             return None
     return _Loop(mark, n, items)
+
+
+def copied_statements(root: isl.AstNode) -> frozenset[str]:
+    """The statements that appear in more than one user node of the AST."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+
+    def visit(n: isl.AstNode) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.user:
+            name = n.user_get_expr().op_get_arg(0).id_get_id().get_name()
+            (twice if name in seen else seen).add(name)
+        elif t == isl.ast_node_type.block:
+            for c in _children(n):
+                visit(c)
+        elif t == isl.ast_node_type.mark:
+            visit(n.mark_get_node())
+        elif t == FOR_NODE:
+            visit(n.for_get_body())
+        elif t == IF_NODE:
+            visit(n.if_get_then_node())
+            if n.if_has_else_node():
+                visit(n.if_get_else_node())
+
+    visit(root)
+    return frozenset(twice)
 
 
 def _statements_of(item: _Loop | isl.AstExpr) -> set[str]:

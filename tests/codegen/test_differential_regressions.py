@@ -48,6 +48,13 @@ CASES: dict[str, tuple[str, Callable[[pk.Schedule], pk.Schedule]]] = {
         "only constant ranges count as non-empty",
         lambda s: s.block("j_t", 2, names=("j_t_t", "j_t"), force=True),
     ),
+    # After unroll('p_t') and a forced permute, copies of one statement were vectorized
+    # differently and kept an iter_args value under keys the other copy could not read
+    # (KeyError); copies of an unrolled statement that keep values are not vectorized.
+    "keys_across_unrolled_copies": (
+        "copies of an unrolled statement that keep values stay scalar",
+        lambda s: s.unroll("p_t").permute(["v", "u"], [1, 0], force=True),
+    ),
     # A loop value by pieces whose conditions test the vectorized loop was written as
     # Python's `a if c else b` on an array (ValueError: truth value ambiguous).
     "piecewise_loop_value": (
@@ -91,19 +98,3 @@ def test_campaign_reproducer(case: str) -> None:
             assert np.array_equal(want[k], got[k]), f"{k} differs at N={n}\n{kernel.source}"
         compared += 1
     assert compared >= 3
-
-
-@pytest.mark.xfail(strict=True, raises=KeyError, reason="known bug, see the comment")
-def test_known_bug_a_value_kept_under_keys_of_two_vectorizations() -> None:
-    # Found by the campaign (seed 9, program 787), not fixed: after unroll('p_t') and a
-    # forced permute, the copies of one statement are vectorized differently (over q_p
-    # alone in one copy, over p_p and q_p in another), and the iter_args value they keep
-    # is stored under the keys of one vectorization and read under the other's: a
-    # KeyError when the kernel runs. The check in StatementWriter.key only asks whether
-    # some producer used the reader's key, not the producer of the instances read.
-    text = (HERE / "known_keys_across_groups.mlir").read_text()
-    fn = pk.parse(text)["f"]
-    sched = pk.schedule(fn, force=True).unroll("p_t").permute(["v", "u"], [1, 0], force=True)
-    rng = np.random.default_rng(0)
-    args = _arguments(text, rng)
-    sched.to_numpy(reassociate=False)(N=7, **args)

@@ -8,15 +8,15 @@ reached; `isl_budget` sets that maximum for the outermost call into the pipeline
 where polykrnl's own code catches isl errors to take another path: once the budget
 is spent, every isl call fails, which a probe at the end detects.
 
-The budget, MAX_ISL_OPERATIONS (2^23), is 16 times what the heaviest program of the
+The budget, MAX_ISL_OPERATIONS (2^25), is 64 times what the heaviest program of the
 test corpus and the PolyBench kernels needs in one call (2^19 operations, a third of a
-second), and 4 times what the heaviest of 2000 random programs of the differential
-campaign needed (2^21, 0.6 s). isl's operations are not of one cost, though: a
-3-deep nest blocked twice per loop with a `mod 1000` subscript spends the budget in
-52 s, and a 6-deep one spent 2^20 operations in one minute and 2^21 in four. So the
-bound is on work, not time: a pathological program ends in a ComplexityError, but
-possibly after minutes (isl holds the GIL, so no watchdog can stop one long isl call
-sooner).
+second), and 2 to 4 times what the heaviest of 6000 random programs of the
+differential campaign needed (between 2^23 and 2^24, 2.8 s). isl's operations are not
+of one cost, though: a 3-deep nest blocked twice per loop with a `mod 1000` subscript
+spent 2^23 of them in 52 s, and a 6-deep one spent 2^21 in four
+minutes. So the bound is on work, not time: a pathological program ends in a
+ComplexityError, but possibly after minutes (isl holds the GIL, so no watchdog can stop
+one long isl call sooner).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import islpy as isl
 from polykrnl.errors import ComplexityError
 from polykrnl.model.poly.program import CTX
 
-MAX_ISL_OPERATIONS = 1 << 23
+MAX_ISL_OPERATIONS = 1 << 25
 
 _depth = 0
 

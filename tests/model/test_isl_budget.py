@@ -1,8 +1,8 @@
 """The isl budget: an analysis that needs too much of isl ends in a ComplexityError.
 
 The budget is lowered for the test: with the default one (2^25 operations), DEEP's
-legality check ends in the same ComplexityError after minutes on a 2-core machine
-(after 52 s with a budget of 2^23).
+legality check ends in the same ComplexityError after 268 s on a busy 2-core machine
+(52 s with a budget of 2^23).
 """
 
 from __future__ import annotations

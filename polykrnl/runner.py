@@ -239,6 +239,15 @@ def load_inputs(fn: Function, files: Mapping[str, str]) -> dict[str, np.ndarray[
     return arrays
 
 
+def _run_shape(name: str, t: MemRefType, params: Mapping[str, float], size: int) -> tuple[int, ...]:
+    """The shape of memref argument `name` in a run: static dims, else `--param
+    name.d`, else `size`."""
+    return tuple(
+        int(params.get(f"{name}.{d}", size)) if n is None else n
+        for d, n in enumerate(memref_shape(t))
+    )
+
+
 def _check_input_bytes(fn: Function, params: Mapping[str, float], size: int) -> None:
     """Refuse, before allocating anything, arguments that together exceed the memory a
     run may use (a `memref<100000x100000xf32>` argument is 37 GiB)."""
@@ -246,10 +255,7 @@ def _check_input_bytes(fn: Function, params: Mapping[str, float], size: int) -> 
     for a in fn.arguments:
         t = a.type
         if isinstance(t, MemRefType) and not isinstance(t.element_type, MemRefType):
-            shape = [
-                int(params.get(f"{a.name}.{d}", size)) if n is None else n
-                for d, n in enumerate(memref_shape(t))
-            ]
+            shape = _run_shape(a.name, t, params, size)
             total += math.prod(max(0, n) for n in shape) * memref_dtype(t).itemsize
     if total > memory_limit():
         raise ArgumentError(
@@ -289,10 +295,7 @@ def make_inputs(
     for a in fn.arguments:
         t: Attribute = a.type
         if isinstance(t, MemRefType):
-            shape = tuple(
-                int(params.get(f"{a.name}.{d}", size)) if n is None else n
-                for d, n in enumerate(memref_shape(t))
-            )
+            shape = _run_shape(a.name, t, params, size)
             if a.name in given:
                 inputs[a.name] = given[a.name].copy()
             elif isinstance(t.element_type, MemRefType):

@@ -172,8 +172,9 @@ def _random_sequence(
 def _dim_sizes(
     fn: Function, params: Mapping[str, float], size: int
 ) -> Callable[[SSAValue, int], int | None]:
-    """The size of dimension `d` of a memref in a run: static, else set for the argument
-    (`A.0`), else `size` (a dynamic allocation takes the run's sizes too, mostly)."""
+    """The size of dimension `d` of a memref in a run: static, else, for an argument, its
+    `--param A.0` or `size`; None for a dynamic dimension of anything else (an
+    allocation's size is not known before the run)."""
     names: dict[SSAValue, str] = (
         dict(zip(fn.op.body.block.args, (a.name for a in fn.arguments), strict=True))
         if fn.op.body.blocks

@@ -29,6 +29,7 @@ from polykrnl.errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.model.builder import ModuleBuilder
     from polykrnl.model.interpreter import register_call, run_reference
     from polykrnl.model.ir import Function, Module
@@ -47,6 +48,7 @@ __version__ = "0.1.0"
 #: public name -> (module, attribute) it is imported from on first use
 _LAZY: dict[str, tuple[str, str]] = {
     "NumpyKernel": ("polykrnl.codegen.kernel", "NumpyKernel"),
+    "NumbaKernel": ("polykrnl.codegen.numba_kernel", "NumbaKernel"),
     "ModuleBuilder": ("polykrnl.model.builder", "ModuleBuilder"),
     "register_call": ("polykrnl.model.interpreter", "register_call"),
     "run_reference": ("polykrnl.model.interpreter", "run_reference"),
@@ -93,6 +95,7 @@ __all__ = [
     "LoopTree",
     "Module",
     "ModuleBuilder",
+    "NumbaKernel",
     "NumpyKernel",
     "ParseError",
     "PolyProgram",

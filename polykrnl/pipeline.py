@@ -22,6 +22,8 @@ import islpy as isl
 
 from polykrnl.codegen.kernel import NumpyKernel
 from polykrnl.codegen.kernel import to_numpy as numpy_kernel
+from polykrnl.codegen.numba_kernel import NumbaKernel
+from polykrnl.codegen.numba_kernel import to_numba as numba_kernel
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
 from polykrnl.errors import ScheduleError
 from polykrnl.model.ir import Function
@@ -157,6 +159,32 @@ class Schedule(core.Schedule):
     def _numpy_kernels(self) -> dict[tuple[bool, bool, bool], NumpyKernel]:
         return {}
 
+    @bounded("Numba code generation")
+    def to_numba(
+        self, *, parallel: bool = True, boundscheck: bool = True, cache: bool = True
+    ) -> NumbaKernel:
+        """This schedule as scalar loops compiled by Numba (needs ``polykrnl[numba]``).
+
+        The loops follow the schedule exactly (tiles, permutation, unroll); a
+        krnl.parallel loop that legality proves parallel runs on Numba's threads
+        (`parallel=False`: sequentially). `boundscheck=False` drops index checks
+        (faster; an out-of-bounds access is then undefined behaviour). `cache=True`
+        keeps the compiled code on disk for later processes. Compilation happens at
+        the first call for each argument signature; `kernel.compile_seconds` says how
+        long it took.
+        """
+        key = (parallel, boundscheck, cache)
+        found = self._numba_kernels.get(key)
+        if found is None:
+            found = self._numba_kernels[key] = numba_kernel(
+                self, parallel=parallel, boundscheck=boundscheck, cache=cache
+            )
+        return found
+
+    @cached_property
+    def _numba_kernels(self) -> dict[tuple[bool, bool, bool], NumbaKernel]:
+        return {}
+
     @bounded("PTO code generation")
     def to_pto(self, arch: str = "a2a3", *, params: Mapping[str, int] | None = None) -> PtoKernel:
         """This schedule as a PTO tile kernel (C++ for Ascend, tmp sizes, NumPy simulation).
@@ -220,13 +248,16 @@ def compile_function(
     vectorize: bool = True,
     reassociate: bool = True,
     parallel: bool = False,
-) -> NumpyKernel:
+) -> NumpyKernel | NumbaKernel:
     """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
-    (the options are those of Schedule.to_numpy)."""
+    (the options are those of Schedule.to_numpy) or ``target="numba"`` (scalar loops
+    compiled by Numba, krnl.parallel loops on threads with `parallel`)."""
+    if target == "numba":
+        return schedule(fn, force=force).to_numba(parallel=parallel)
     if target != "numpy":
         raise ScheduleError(
             f"unknown target {target!r}",
-            hint="target='numpy' (PTO kernels: sched.to_pto(arch=...))",
+            hint="target='numpy' or 'numba' (PTO kernels: sched.to_pto(arch=...))",
         )
     return schedule(fn, force=force).to_numpy(
         vectorize=vectorize, reassociate=reassociate, parallel=parallel

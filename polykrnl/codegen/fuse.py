@@ -89,6 +89,8 @@ def _pure(e: ast.expr) -> bool:
     for n in ast.walk(e):
         if isinstance(n, ast.Subscript | ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield):
             return False
+        if isinstance(n, ast.Dict | ast.List | ast.Set):
+            return False  # a new mutable object: its one use may be a store into it
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Attribute):

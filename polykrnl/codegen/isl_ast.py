@@ -83,6 +83,12 @@ class Translator:
     taken: set[str] = field(default_factory=set)
     # Loops (marks) to run on threads when their body is array code.
     threaded: frozenset[str] = frozenset()
+    # Loops (marks) to write as Numba's `prange` unless `shared` names a reason not to
+    # in their body (values passed through dictionaries, which threads would race on).
+    prange: frozenset[str] = frozenset()
+    shared: Callable[[list[ast.stmt]], str | None] | None = None
+    # What became of each loop of `prange`: "prange" or the reason it stayed a range.
+    pranged: dict[str, str] = field(default_factory=dict)
     _pending_mark: str | None = None
 
     def fresh(self, base: str) -> str:
@@ -149,16 +155,42 @@ class Translator:
             args = [init, stop] if not _is_one(inc) or not zero else [stop]
             if not _is_one(inc):
                 args.append(inc)
-            rng = ast.Call(ast.Name("range", ast.Load()), args, [])
+            loop = "range"
+            if mark is not None and mark in self.prange:
+                reason = self.shared(body) if self.shared is not None else None
+                self.pranged[mark] = reason or "prange"
+                loop = "range" if reason else "prange"
+            if loop == "prange" and not _is_one(inc):
+                return self._stepped_prange(name, init, stop, inc, body)
+            rng = ast.Call(ast.Name(loop, ast.Load()), args, [])
             if mark in self.threaded and _array_code(body):
                 return self._threaded(name, rng, body)
             return [ast.For(target, rng, body, [])]
         # A condition that is not a bound on the iterator: a while loop.
+        if mark is not None and mark in self.prange:
+            self.pranged[mark] = "its condition is not a bound on its iterator (a while loop)"
         self.names[it] = name
         test = self.expr(cond)
         self.names.pop(it)
         step = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), inc)
         return [ast.Assign([target], init), ast.While(test, [*body, step], [])]
+
+    def _stepped_prange(
+        self, it: str, start: ast.expr, stop: ast.expr, step: ast.expr, body: list[ast.stmt]
+    ) -> list[ast.stmt]:
+        """`for it in range(start, stop, step)` as a prange over the trip count (Numba's
+        prange takes no step): `for n in prange(trips): it = start + n * step`."""
+        n = self.fresh(f"{it}_n")
+        span = ast.BinOp(ast.BinOp(stop, ast.Sub(), start), ast.Add(), _minus_one(step))
+        trips = ast.Call(
+            ast.Name("max", ast.Load()),
+            [ast.Constant(0), ast.BinOp(span, ast.FloorDiv(), step)],
+            [],
+        )
+        value = ast.BinOp(start, ast.Add(), ast.BinOp(ast.Name(n, ast.Load()), ast.Mult(), step))
+        first = ast.Assign([ast.Name(it, ast.Store())], value)
+        rng = ast.Call(ast.Name("prange", ast.Load()), [trips], [])
+        return [ast.For(ast.Name(n, ast.Store()), rng, [first, *body], [])]
 
     def _threaded(self, it: str, rng: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
         """`for it in rng: body` as shares of `rng` run by `_pk_parallel` on threads.
@@ -254,6 +286,12 @@ class Translator:
 
 def _is_one(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and e.value == 1
+
+
+def _minus_one(e: ast.expr) -> ast.expr:
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return ast.Constant(e.value - 1)
+    return ast.BinOp(e, ast.Sub(), ast.Constant(1))
 
 
 def _plus_one(e: ast.expr) -> ast.expr:

@@ -15,28 +15,24 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
+from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
+from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, copied_statements
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import (
-    Interpreter,
-    handed_back,
-    memref_dtype,
-    memref_shape,
     registered_calls,
-    scalar_dtype,
 )
 from polykrnl.model.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
@@ -48,7 +44,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, eq=False)
-class NumpyKernel:
+class NumpyKernel(KernelCall):
     """A compiled kernel: `.source` (Python text) and `__call__(**arrays_and_params)`."""
 
     schedule: Schedule = field(repr=False)
@@ -69,63 +65,8 @@ class NumpyKernel:
             namespace["_pk_calls"] = _RegisteredCalls()
         return namespace[self.entry]
 
-    @cached_property
-    def _signature(self) -> list[tuple[str, Any, Any]]:
-        """Per argument: its name, the dtype and shape of a memref (or the scalar's type
-        constructor), for the fast path of __call__."""
-        out: list[tuple[str, Any, Any]] = []
-        for a in self.schedule.program.function.arguments:
-            t = a.type
-            if isinstance(t, MemRefType) and not isinstance(t.element_type, MemRefType):
-                out.append((a.name, memref_dtype(t), memref_shape(t)))
-            elif isinstance(t, IndexType):
-                out.append((a.name, int, None))
-            elif isinstance(t, Float16Type | Float32Type | Float64Type):
-                out.append((a.name, scalar_dtype(t).type, None))
-            else:
-                out.append((a.name, None, None))  # checked by the interpreter's rules
-        return out
-
-    def _fast_values(self, given: dict[str, Any]) -> list[Any] | None:
-        """The arguments when they are exactly what the kernel takes (else None)."""
-        if len(given) != len(self._signature):
-            return None
-        values: list[Any] = []
-        for arg, kind, shape in self._signature:
-            v = given.get(arg, given)  # `given` itself: missing
-            if shape is not None:
-                if (
-                    type(v) is not np.ndarray
-                    or v.dtype != kind
-                    or v.ndim != len(shape)
-                    or any(w is not None and w != g for w, g in zip(shape, v.shape, strict=True))
-                ):
-                    return None
-                values.append(v)
-            elif kind is int and type(v) is int:
-                values.append(v)
-            elif kind not in (None, int) and type(v) in (float, int, kind):
-                values.append(kind(v))
-            else:
-                return None
-        return values
-
-    def __call__(self, **arrays_and_params: Any) -> Any:
-        fn = self.schedule.program.function
-        fast = self._fast_values(arrays_and_params)
-        writeback: list[tuple[list[Any], np.ndarray[Any, Any]]] = []
-        if fast is not None:
-            values = fast
-        else:
-            # Lists, conversions and every error message: the interpreter's rules.
-            values, writeback = Interpreter(fn.module).bind_arguments(fn, arrays_and_params)
-        with np.errstate(all="ignore"):
-            results = self._function(*values)
-        if results is None:
-            results = ()
-        elif not isinstance(results, tuple):
-            results = (results,)
-        return handed_back(fn, list(results), writeback)
+    def _run(self, values: list[Any]) -> Any:
+        return self._function(*values)
 
     def __repr__(self) -> str:
         lines = self.source.count("\n")
@@ -150,6 +91,24 @@ class NumpyKernel:
         return display.display_box("numpy-kernel", f"NumpyKernel @{fn.name}", body)
 
 
+@dataclass(frozen=True)
+class WrittenKernel:
+    """The Python functions of a schedule, before a target wraps them in a module."""
+
+    entry: str  # the name of the function of the schedule's function
+    own_source: str  # the function of the schedule's function, no imports or helpers
+    callee_sources: tuple[str, ...]  # the functions it calls (each with its callees)
+    helpers: frozenset[str]  # the helper functions they call (callees' included)
+    exact: bool  # False when a reduction was reassociated
+    # Numba: each krnl.parallel loop -> "prange", or why it stays a sequential range
+    pranged: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def function_source(self) -> str:
+        """The generated functions, callees first."""
+        return "".join(self.callee_sources) + self.own_source
+
+
 def to_numpy(
     sched: Schedule, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
 ) -> NumpyKernel:
@@ -160,32 +119,82 @@ def to_numpy(
     `parallel=True` runs the krnl.parallel loops that stay Python loops around
     array code on a thread pool (scalar bodies hold the GIL and would not gain).
     """
+    w = write_kernel(sched, vectorize=vectorize, reassociate=reassociate, parallel=parallel)
+    header = "\n".join(
+        [
+            f"# polykrnl NumPy kernel of @{sched.program.function.name}",
+            "# schedule:",
+            *schedule_comment(sched),
+            "import numpy as np",
+            "",
+            *(numpy_ops.PRELUDE.get(h) or HELPERS[h] for h in helper_order(w.helpers)),
+            "",
+            *w.callee_sources,
+        ]
+    )
+    return NumpyKernel(
+        sched,
+        header + "\n" + w.own_source,
+        w.entry,
+        w.exact,
+        w.helpers,
+        w.function_source,
+    )
+
+
+def schedule_comment(sched: Schedule) -> list[str]:
+    """The loop nest of the schedule as comment lines, for a kernel's header."""
+    return [f"#   {line}" for line in str(loop_tree(sched)).splitlines()]
+
+
+def write_kernel(
+    sched: Schedule,
+    *,
+    vectorize: bool = True,
+    reassociate: bool = True,
+    parallel: bool = False,
+    target: str = "numpy",
+) -> WrittenKernel:
+    """The Python functions of `sched` (and of the functions it calls) for `target`.
+
+    "numpy": loops vectorized where legal, krnl.parallel loops around array code on
+    threads with `parallel`. "numba": scalar loops only, every value of its MLIR
+    type, krnl.parallel loops as `prange` with `parallel` where legality proves
+    them parallel.
+    """
     program = sched.program
     fn = program.function
+    numba = target == "numba"
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
-    names.taken.update({"np", "range", "min", "max", "_pk_calls", "_pk_pool"})
-    names.taken.update(numpy_ops.PRELUDE, HELPERS)
+    names.taken.update({"np", "range", "prange", "njit", "min", "max", "_pk_calls", "_pk_pool"})
+    names.taken.update(numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
     names.taken.update(f"kernel_{f.name}" for f in fn.module.functions if f.name != fn.name)
     args: dict[SSAValue, str] = {}
     params: list[str] = []
     for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
         args[arg] = names.fresh(a.name)
         params.append(args[arg])
-    state = KernelState(program, names, args)
-    callees: dict[str, NumpyKernel] = {}
+    state = KernelState(program, names, args, target=target)
+    callees: dict[str, WrittenKernel] = {}
 
     def call_target(callee: str) -> str:
         if callee not in callees:
-            target = next((f for f in fn.module.functions if f.name == callee), None)
-            if target is None or callee == fn.name:
+            found = next((f for f in fn.module.functions if f.name == callee), None)
+            if found is None or callee == fn.name:
                 raise UnsupportedError(
-                    f"NumPy code generation: func.call to @{callee}"
-                    + (" (recursion)" if target is not None else ", which the module lacks"),
+                    f"{state.stage}: func.call to @{callee}"
+                    + (" (recursion)" if found is not None else ", which the module lacks"),
                     location=fn.location(fn.op),
                     hint="run it with pk.run_reference",
                 )
-            callees[callee] = to_numpy(schedule(target), vectorize, reassociate, parallel)
+            callees[callee] = write_kernel(
+                schedule(found),
+                vectorize=vectorize,
+                reassociate=reassociate,
+                parallel=parallel,
+                target=target,
+            )
             names.taken.add(callees[callee].entry)
         return callees[callee].entry
 
@@ -216,21 +225,29 @@ def to_numpy(
             args[v] = py  # type: ignore[index]
             continue
         raise UnsupportedError(
-            f"NumPy code generation: the parameter {src} of @{fn.name} is computed "
+            f"{state.stage}: the parameter {src} of @{fn.name} is computed "
             "inside the function from memory it writes (or by ops without a NumPy form)",
             location=fn.location(fn.op),
             hint="pass the size as an index argument",
         )
     stmts = {s.name: s for s in program.statements}
+    report = legality.check(sched) if vectorize or (numba and parallel) else None
+    proven = (
+        frozenset(lv.loop for lv in report.loops if lv.status == "parallel")
+        if report is not None and report.legal
+        else frozenset()
+    )
+    marked = frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel)
     translator = Translator(
         lambda s, dims: StatementWriter(state, stmts[s], dims).write(),
         taken=names.taken,
-        threaded=frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel),
+        threaded=frozenset() if numba else marked,
+        prange=marked & proven if numba else frozenset(),
+        shared=lambda body: _shared_values(body, state),
     )
-    report = legality.check(sched) if vectorize else None
     # An illegal schedule (made with force=True) runs as written: scalar loops.
     vectorizer: Vectorizer | None = None
-    if report is not None and report.legal:
+    if vectorize and not numba and report is not None and report.legal:
         vectorizer = Vectorizer(
             state,
             stmts,
@@ -267,34 +284,40 @@ def to_numpy(
         [],
         None,
     )
-    for c in callees.values():
-        state.helpers |= c.helpers
-    helpers = _with_deps(state.helpers)
     module = ast.Module([func], [])
     ast.fix_missing_locations(module)
-    header = "\n".join(
-        [
-            f"# polykrnl NumPy kernel of @{fn.name}",
-            "# schedule:",
-            *(f"#   {line}" for line in str(loop_tree(sched)).splitlines()),
-            "import numpy as np",
-            "",
-            *(numpy_ops.PRELUDE.get(h) or HELPERS[h] for h in helpers),
-            "",
-            *(c.function_source for c in callees.values()),
-        ]
-    )
-    function_source = _with_comments(ast.unparse(module)) + "\n"
+    helpers = set(state.helpers)
+    for c in callees.values():
+        helpers |= c.helpers
     exact = vectorizer is None or not vectorizer.reassociated
     exact = exact and all(c.exact for c in callees.values())
-    return NumpyKernel(
-        sched,
-        header + "\n" + function_source,
+    return WrittenKernel(
         entry,
+        _with_comments(ast.unparse(module)) + "\n",
+        tuple(c.function_source for c in callees.values()),
+        frozenset(helpers),
         exact,
-        frozenset(state.helpers),
-        "".join(c.function_source for c in callees.values()) + function_source,
+        tuple(translator.pranged.items()) + tuple(p for c in callees.values() for p in c.pranged),
     )
+
+
+def _shared_values(body: list[ast.stmt], state: KernelState) -> str | None:
+    """Why the loop of `body` cannot run its iterations on threads (None: it can).
+
+    Values kept across statements live in dictionaries, which Numba's threads
+    would update at once.
+    """
+    dicts = set(state.dicts.values())
+    for st in body:
+        for x in ast.walk(st):
+            if (
+                isinstance(x, ast.Subscript)
+                and isinstance(x.ctx, ast.Store)
+                and isinstance(x.value, ast.Name)
+                and x.value.id in dicts
+            ):
+                return "its statements pass values through a dictionary (not thread-safe)"
+    return None
 
 
 def _fixed_value(
@@ -353,7 +376,8 @@ def _comment_text(stripped: str) -> str | None:
     return None
 
 
-def _with_deps(helpers: set[str]) -> list[str]:
+def helper_order(helpers: frozenset[str] | set[str]) -> list[str]:
+    """The helpers, each after the helpers it calls."""
     out: list[str] = []
 
     def add(h: str) -> None:
@@ -387,11 +411,11 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
         if v in env:
             return env[v]
         if v in state.program.virtual:
-            e: ast.expr = ast.Subscript(name(state.dict_of(v)), ast.Tuple([], ast.Load()))
+            e: ast.expr = ast.Subscript(name(state.dict_of(v)), state.empty_key())
         elif v in state.args:
             e = name(state.args[v])
         elif v in state.dicts:
-            e = ast.Subscript(name(state.dicts[v]), ast.Tuple([], ast.Load()))
+            e = ast.Subscript(name(state.dicts[v]), state.empty_key())
         elif (
             isinstance(v, OpResult)
             and v.op.parent_op() is fn.op
@@ -409,7 +433,7 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
             return env[v]
         else:
             raise UnsupportedError(
-                "NumPy code generation: cannot return a value computed outside the loops",
+                f"{state.stage}: cannot return a value computed outside the loops",
                 location=fn.location(term),
                 hint="return arguments, allocated buffers, iterate results, or views of them",
             )

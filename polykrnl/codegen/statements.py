@@ -15,12 +15,19 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.dialects import affine, func, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    VectorType,
+)
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
+from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
+from polykrnl.codegen.numba_values import NUMBA_REFUSED, numba_typed
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -73,6 +80,17 @@ class KernelState:
     # iteration of vectorized loops): a key names the loops' ranges and axes, so a
     # statement vectorized the same way reads the array it needs.
     vec_keys: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
+    # "numpy" or "numba" (scalar code compiled by Numba: typed values, no Python objects)
+    target: str = "numpy"
+
+    @property
+    def stage(self) -> str:
+        """The stage's name in error messages."""
+        return "Numba code generation" if self.target == "numba" else "NumPy code generation"
+
+    def empty_key(self) -> ast.expr:
+        """The key of a value kept outside every loop (Numba's typed dicts take no `()`)."""
+        return const(0) if self.target == "numba" else ast.Tuple([], ast.Load())
 
     def dict_of(self, v: SSAValue) -> str:
         key: SSAValue | str = self.program.virtual[v][0] if v in self.program.virtual else v
@@ -174,6 +192,8 @@ class StatementWriter:
         read it (checked here: the writer must have registered that key).
         """
         parts = [self.loop_value(lp) for lp in def_loops]
+        if not parts:
+            return self.st.empty_key()
         if not any(self.vector_names(p) for p in parts):
             return ast.Tuple(parts, ast.Load())
         if dict_name is None:
@@ -285,7 +305,7 @@ class StatementWriter:
 
     def unsupported(self, message: str, hint: str | None = None) -> UnsupportedError:
         return UnsupportedError(
-            f"NumPy code generation: {message}",
+            f"{self.st.stage}: {message}",
             location=self.s.location,
             hint=hint or "run it with pk.run_reference, or report the need",
         )
@@ -343,6 +363,10 @@ class StatementWriter:
         if all(r in self.env for r in op.results) and op.results:
             return
         n = op.name
+        if self.st.target == "numba" and isinstance(op, NUMBA_REFUSED):
+            raise self.unsupported(
+                f"{n} has no Numba translation yet", "use the NumPy target (emit numpy)"
+            )
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
             subs = [self.value(x) for x in op.operands[1:]]
@@ -373,7 +397,13 @@ class StatementWriter:
         elif isinstance(op, vector.LoadOp):
             mem, *subs = (self.value(x) for x in op.operands)
             window = ast.Subscript(mem, self.run(op, subs), ast.Load())
-            self.bind(op.results[0], call("np.array", window))  # a value: a copy
+            # A value: a copy (Numba's np.array takes no array).
+            copied = (
+                ast.Call(ast.Attribute(window, "copy", ast.Load()), [], [])
+                if self.st.target == "numba"
+                else call("np.array", window)
+            )
+            self.bind(op.results[0], copied)
         elif isinstance(op, vector.StoreOp):
             val, mem, *subs = (self.value(x) for x in op.operands)
             target = ast.Subscript(mem, self.run(op, subs), ast.Store())
@@ -445,7 +475,18 @@ class StatementWriter:
         elif numpy_ops.supported(op) or numpy_ops.supported_lanes(op):
             # Vector values (lanes) only reach here in scalar loops (see above).
             args = [self.value(x) for x in op.operands]
-            exprs = numpy_ops.emit_lanes(op, args, self.st.helpers)
+            added: set[str] = set()
+            exprs = numpy_ops.emit_lanes(op, args, added)
+            if self.st.target == "numba":
+                missing = sorted(added - NUMBA_HELPERS.keys())
+                if missing:
+                    raise self.unsupported(
+                        f"{n} ({', '.join(str(r.type) for r in op.results)}) has no Numba "
+                        "translation yet",
+                        "use the NumPy target (emit numpy)",
+                    )
+                exprs = [numba_typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
+            self.st.helpers |= added
             for r, x in zip(op.results, exprs, strict=True):
                 if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
                     self.env[r] = x

@@ -39,6 +39,7 @@ from polykrnl.codegen.numpy_ops.core import (
     neg,
     np_attr,
     npcall,
+    numba_target,
     offset,
     operand_types,
     require,
@@ -148,7 +149,11 @@ def _division(name: str, on_bool: Callable[[Expr, Expr], Expr]) -> Emitter:
         if t.kind == "b":
             return on_bool(a, b)
         # remsi is C's %: truncated, with the sign of the dividend
-        e = npcall("fmod", a, b) if name == "remsi" else cx.helper("_" + name, a, b)
+        # (Numba's np.fmod of integers has the sign of the divisor: its own helper)
+        if name == "remsi" and not numba_target():
+            e = npcall("fmod", a, b)
+        else:
+            e = cx.helper("_" + name, a, b)
         return cx.index(e) if t.kind == "x" else e
 
     return int_op(body)

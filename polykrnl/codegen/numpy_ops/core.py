@@ -11,10 +11,11 @@ translation. Each dialect module of this package adds its emitters to
 from __future__ import annotations
 
 import ast
+import contextlib
 import contextvars
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numpy_ops.prelude import PRELUDE
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
@@ -72,6 +74,26 @@ _FLOATS: dict[type[Attribute], np.dtype[Any]] = {
 #: whether vector types are represented (by 1-D NumPy arrays of lanes): only while
 #: emitting for a scalar loop body (see supported_lanes / emit_lanes)
 _LANES: contextvars.ContextVar[bool] = contextvars.ContextVar("numpy_lanes", default=False)
+
+
+#: whether the code is for Numba (scalars only, compiled): the few emitters whose NumPy
+#: form Numba computes differently write another one (see codegen/numba_prelude.py)
+_NUMBA: contextvars.ContextVar[bool] = contextvars.ContextVar("numba_target", default=False)
+
+
+@contextlib.contextmanager
+def for_numba() -> Iterator[None]:
+    """Emit for the Numba target inside this block."""
+    token = _NUMBA.set(True)
+    try:
+        yield
+    finally:
+        _NUMBA.reset(token)
+
+
+def numba_target() -> bool:
+    """Whether the emitters are writing code for Numba (see :func:`for_numba`)."""
+    return _NUMBA.get()
 
 
 def _np_type(t: Attribute) -> NpType | None:
@@ -194,7 +216,7 @@ class Ctx:
         self.helpers = helpers
 
     def helper(self, name: str, *args: Expr) -> Expr:
-        assert name in PRELUDE, name
+        assert name in PRELUDE or (_NUMBA.get() and name in NUMBA_HELPERS), name
         self.helpers.add(name)
         return call(_name(name), *args)
 

@@ -1,0 +1,262 @@
+"""NumbaKernel: a Schedule as scalar loops compiled by Numba (the extra ``polykrnl[numba]``).
+
+``sched.to_numba()`` writes isl's AST of the schedule as plain Python loops, in
+exactly the schedule's order (tiles, permutation, unrolled copies), every value
+of its MLIR type (Numba would otherwise compute `int32 + int32` in int64), and
+each krnl.parallel loop that legality proves parallel as ``prange``. The
+module it writes (``.source``) is self-contained: NumPy, Numba and the helpers.
+
+Compilation happens once per argument signature, at the first call (or at
+:meth:`NumbaKernel.compile`), and is timed apart from running. With
+``cache=True`` the module is written to polykrnl's cache directory
+(``$POLYKRNL_CACHE_DIR``, else ``$XDG_CACHE_HOME/polykrnl`` or
+``~/.cache/polykrnl``) so that Numba's on-disk cache serves later processes.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Attribute
+
+from polykrnl import display
+from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
+from polykrnl.codegen.kernel_call import KernelCall
+from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
+from polykrnl.errors import UnsupportedError
+from polykrnl.model.interpreter import scalar_dtype
+
+if TYPE_CHECKING:
+    from polykrnl.transforms.core import Schedule
+
+#: what to install when Numba is missing
+INSTALL_HINT = "install the extra: pip install 'polykrnl[numba]'"
+
+
+def numba_missing() -> str | None:
+    """Why the Numba target cannot run here (None: it can)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError as e:
+        return f"the Numba target needs numba, which does not import here ({e})"
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class NumbaKernel(KernelCall):
+    """A Numba kernel: `.source` (a Python module) and `__call__(**arrays_and_params)`."""
+
+    schedule: Schedule = field(repr=False)
+    source: str
+    entry: str
+    # krnl.parallel loop -> "prange", or the reason it runs sequentially
+    parallel_loops: dict[str, str] = field(default_factory=dict)
+    cache: bool = True
+    exact: bool = True  # scalar loops in the schedule's order: the reference's results
+    # argument signature -> seconds Numba took to compile it (filled by calls)
+    compile_seconds: dict[tuple[Any, ...], float] = field(default_factory=dict, compare=False)
+
+    @cached_property
+    def _module(self) -> ModuleType:
+        digest = hashlib.sha256(self.source.encode()).hexdigest()[:24]
+        name = f"_polykrnl_numba_{digest}"
+        if self.cache:
+            path = _cache_dir() / f"{name}.py"
+            if not path.exists():
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(self.source)
+                tmp.replace(path)  # atomic: another process may write the same file
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # Numba's cache finds the module by name
+            spec.loader.exec_module(module)
+            return module
+        module = ModuleType(name)
+        exec(compile(self.source, f"<polykrnl numba kernel {self.entry}>", "exec"), module.__dict__)
+        return module
+
+    @property
+    def dispatcher(self) -> Any:
+        """The Numba dispatcher of the kernel's function."""
+        return getattr(self._module, self.entry)
+
+    def compile(self, **arrays_and_params: Any) -> float:
+        """Compile for the types of these arguments; the seconds it took (0 if done)."""
+        values = self._bound(arrays_and_params)[0]
+        return self._compiled(values)
+
+    def _compiled(self, values: list[Any]) -> float:
+        import numba
+
+        sig = tuple(numba.typeof(v) for v in values)
+        if sig in self.compile_seconds:
+            return 0.0
+        start = time.perf_counter()
+        try:
+            self.dispatcher.compile(sig)
+        except numba.core.errors.NumbaError as e:
+            fn = self.schedule.program.function
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+            raise UnsupportedError(
+                f"Numba could not compile the kernel of @{fn.name}: {first}",
+                location=fn.location(fn.op),
+                hint="the NumPy target runs it (emit numpy / run --target numpy); "
+                "please report the program",
+            ) from None
+        self.compile_seconds[sig] = time.perf_counter() - start
+        return self.compile_seconds[sig]
+
+    def _run(self, values: list[Any]) -> Any:
+        self._compiled(values)
+        results = self.dispatcher(*values)
+        # Numba hands scalars back as Python numbers: give them their MLIR type.
+        types = self.schedule.program.function.result_types
+        if len(types) == 1:
+            return _typed_result(results, types[0])
+        if isinstance(results, tuple):
+            return tuple(_typed_result(r, t) for r, t in zip(results, types, strict=True))
+        return results
+
+    def __repr__(self) -> str:
+        lines = self.source.count("\n")
+        return f"<NumbaKernel @{self.schedule.program.function.name}: {lines} lines>"
+
+    def _repr_html_(self) -> str:
+        fn = self.schedule.program.function
+        rows = [(a.name, str(a.type)) for a in fn.arguments]
+        loops = [(loop, how) for loop, how in self.parallel_loops.items()]
+        body = display.section(
+            f"{self.entry}(**arrays_and_params)", display.html_table(("argument", "type"), rows)
+        )
+        if loops:
+            body += display.section(
+                "krnl.parallel loops", display.html_table(("loop", "runs as"), loops)
+            )
+        body += display.section("source", display.highlight(self.source, "python"))
+        return display.display_box("numba-kernel", f"NumbaKernel @{fn.name}", body)
+
+
+def to_numba(
+    sched: Schedule, *, parallel: bool = True, boundscheck: bool = True, cache: bool = True
+) -> NumbaKernel:
+    """The Numba kernel of a schedule.
+
+    `parallel=False` runs krnl.parallel loops sequentially; `boundscheck=False`
+    drops Numba's index checks (faster; an access outside an array is then
+    undefined behaviour instead of an IndexError); `cache=False` keeps the module
+    in memory (no file, no on-disk cache).
+    """
+    reason = numba_missing()
+    if reason is not None:
+        fn = sched.program.function
+        raise UnsupportedError(reason, location=fn.location(fn.op), hint=INSTALL_HINT)
+    with numpy_ops.for_numba():
+        w = write_kernel(
+            sched, vectorize=False, reassociate=False, parallel=parallel, target="numba"
+        )
+    functions = ast.parse(w.function_source)
+    functions = _NumbaForms().visit(functions)
+    options = f'cache={cache}, error_model="numpy", boundscheck={boundscheck}'
+    for f in functions.body:
+        if isinstance(f, ast.FunctionDef):
+            threaded = any(isinstance(x, ast.Name) and x.id == "prange" for x in ast.walk(f))
+            f.decorator_list = [
+                ast.parse(f"njit({options}{', parallel=True' if threaded else ''})").body[0].value  # type: ignore[attr-defined]
+            ]
+    ast.fix_missing_locations(functions)
+    fn = sched.program.function
+    pranged = dict(w.pranged)
+    header = [
+        f"# polykrnl Numba kernel of @{fn.name}",
+        "# schedule:",
+        *schedule_comment(sched),
+    ]
+    if pranged:
+        header.append("# krnl.parallel loops:")
+        header += [
+            f"#   {loop}: " + ("prange (threads)" if how == "prange" else f"sequential: {how}")
+            for loop, how in pranged.items()
+        ]
+    helpers = [
+        f'@njit(cache={cache}, error_model="numpy")' + NUMBA_HELPERS[h].rstrip() + "\n"
+        for h in helper_order(w.helpers)
+    ]
+    source = "\n".join(
+        [
+            *header,
+            "import numpy as np",
+            "from numba import njit, prange",
+            "",
+            *helpers,
+            "",
+            ast.unparse(functions),
+            "",
+        ]
+    )
+    return NumbaKernel(sched, source, w.entry, pranged, cache)
+
+
+class _NumbaForms(ast.NodeTransformer):
+    """NumPy spellings Numba lacks, in the equivalent form it compiles:
+    `x.astype(np.T)` -> `np.T(x)`, `np.f(a, dtype=np.T)` -> `np.f(np.T(a))`."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "astype" and len(node.args) == 1:
+            return ast.Call(node.args[0], [f.value], [])
+        dtype = next((k for k in node.keywords if k.arg == "dtype"), None)
+        if (
+            dtype is not None
+            and isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "np"
+            and f.attr not in ("full", "empty", "zeros", "ones", "array")
+        ):
+            node.args = [ast.Call(dtype.value, [a], []) for a in node.args]
+            node.keywords = [k for k in node.keywords if k is not dtype]
+        return node
+
+
+def _typed_result(value: Any, t: Attribute) -> Any:
+    if isinstance(t, MemRefType) or isinstance(value, np.ndarray):
+        return value
+    try:
+        return scalar_dtype(t).type(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _cache_dir() -> Path:
+    """Where cached kernel modules live (made if missing; a temporary one if it cannot be)."""
+    env = os.environ.get("POLYKRNL_CACHE_DIR")
+    if env:
+        base = Path(env)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".cache") / "polykrnl"
+    path = base / "numba"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe.{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError:
+        path = Path(tempfile.gettempdir()) / f"polykrnl-numba-{os.getuid()}"
+        path.mkdir(parents=True, exist_ok=True)
+    return path

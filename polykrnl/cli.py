@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from xdsl.ir import Attribute
 
     from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.model.ir import Function, Module
 
 EXIT_OK = 0
@@ -147,6 +148,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         size=args.size,
         parallel=args.threads,
         input_files=dict(_param_items(args.input, "NAME=FILE.npy", "--input")),
+        target=args.target,
     )
 
 
@@ -168,6 +170,25 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
         assert isinstance(kernel, NumpyKernel)
         kernels.append(kernel)
     # The whole text is built before anything is written: an error leaves no partial file.
+    text = _numpy_module(kernels, Path(args.file).name)
+    return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
+
+
+def _cmd_emit_numba(args: argparse.Namespace, out: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.pipeline import schedule
+
+    module = load(args.file)
+    verify(module)
+    functions = [module[args.func]] if args.func is not None else _definitions(module)
+    if not functions:
+        raise ArgumentError("the module defines no function: there is nothing to emit")
+    kernels: list[NumbaKernel] = []
+    for fn in functions:
+        kernels.append(
+            schedule(fn).to_numba(parallel=not args.sequential, boundscheck=not args.no_boundscheck)
+        )
     text = _numpy_module(kernels, Path(args.file).name)
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
 
@@ -241,29 +262,23 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
     return _emit(out, args.output, text, f"{what} {kernel.program.name}")
 
 
-def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
-    """One standalone Python module (imports only numpy) with the entry of every kernel.
+def _numpy_module(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
+    """One standalone Python module (imports only numpy, and numba for Numba kernels) with
+    the entry of every kernel.
 
     A docstring says how to call each entry function. One kernel: its `.source`
-    as is. Several: one `import numpy`, each helper and each function once
+    as is. Several: the imports once, each helper and each function once
     (a callee that another kernel calls too is defined once), each entry after
     the comment with its schedule.
     """
     doc = _module_docstring(kernels, source_name)
     if len(kernels) == 1:
         return doc + "\n" + kernels[0].source
-    from polykrnl.codegen import memory_ops, numpy_ops
+    from polykrnl.codegen import memory_ops, numba_kernel, numpy_ops
+    from polykrnl.codegen.kernel import helper_order
 
-    helpers: list[str] = []
-
-    def add(h: str) -> None:  # dependencies first, as the generator orders them
-        if h not in helpers:
-            for d in numpy_ops.HELPER_DEPS.get(h, ()):
-                add(d)
-            helpers.append(h)
-
-    for h in sorted(set().union(*(k.helpers for k in kernels))):
-        add(h)
+    numba = isinstance(kernels[0], numba_kernel.NumbaKernel)
+    helpers = helper_order(set().union(*(k.helpers for k in kernels)))
     functions: dict[str, str] = {}
     owner: dict[str, str] = {}
     for k in kernels:
@@ -275,16 +290,23 @@ def _numpy_module(kernels: Sequence[NumpyKernel], source_name: str) -> str:
                     hint="emit the functions one at a time with --func NAME",
                 )
         owner[k.entry] = _schedule_comment(k)
-    blocks = [numpy_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
+    if numba:
+        cache = all(isinstance(k, numba_kernel.NumbaKernel) and k.cache for k in kernels)
+        blocks = [numba_kernel.numba_helper(h, cache) for h in helpers]
+        imports = numba_kernel.IMPORTS
+    else:
+        blocks = [numpy_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
+        imports = "import numpy as np"
     blocks += [owner.get(name, "") + text for name, text in functions.items()]
-    return doc + "\nimport numpy as np\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
+    return doc + f"\n{imports}\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
 
 
-def _schedule_comment(kernel: NumpyKernel) -> str:
+def _schedule_comment(kernel: NumpyKernel | NumbaKernel) -> str:
     from polykrnl.transforms.looptree import loop_tree
 
+    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
     lines = [
-        f"# polykrnl NumPy kernel of @{kernel.schedule.program.function.name}",
+        f"# polykrnl {target} kernel of @{kernel.schedule.program.function.name}",
         "# schedule:",
         *(f"#   {line}" for line in str(loop_tree(kernel.schedule)).splitlines()),
     ]
@@ -295,7 +317,7 @@ def _top_level_functions(source: str) -> list[tuple[str, str]]:
     """The `def` blocks of generated functions: (name, text ending with one newline)."""
     blocks: list[list[str]] = []
     for line in source.splitlines():
-        if line.startswith("def "):
+        if line.startswith(("def ", "@")) and not (blocks and blocks[-1][-1].startswith("@")):
             blocks.append([])
         elif not blocks and not line.strip():
             continue
@@ -303,21 +325,24 @@ def _top_level_functions(source: str) -> list[tuple[str, str]]:
         blocks[-1].append(line)
     out = []
     for lines in blocks:
-        name = lines[0][4:].split("(", 1)[0]
+        header = next(ln for ln in lines if ln.startswith("def "))
+        name = header[4:].split("(", 1)[0]
         out.append((name, "\n".join(lines).rstrip("\n") + "\n"))
     return out
 
 
-def _module_docstring(kernels: Sequence[NumpyKernel], source_name: str) -> str:
+def _module_docstring(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
     """How to call the kernels: argument order, names and what each one takes."""
     names = [f"@{k.schedule.program.function.name}" for k in kernels]
     what = f"kernel of {names[0]}" if len(names) == 1 else "kernels of " + ", ".join(names)
+    numba = kernels[0].__class__.__name__ == "NumbaKernel"
     lines = [
-        f"NumPy {what} (after the Krnl recipe),",
+        f"{'Numba' if numba else 'NumPy'} {what} (after the Krnl recipe),",
         f"generated by polykrnl from {source_name}.",
         "",
-        "Standalone: this module imports only numpy. Call an entry function with the "
-        "arguments in the",
+        "Standalone: this module imports only numpy"
+        + (" and numba" if numba else "")
+        + ". Call an entry function with the arguments in the",
         "order shown, positionally. Arrays must have exactly the dtype and shape shown "
         "(`?`: any size)",
         "and are updated in place; nothing is checked here (pk.compile(fn) makes a "
@@ -345,7 +370,7 @@ def _module_docstring(kernels: Sequence[NumpyKernel], source_name: str) -> str:
     return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""\n'
 
 
-def _entry_parameters(kernel: NumpyKernel) -> list[str]:
+def _entry_parameters(kernel: NumpyKernel | NumbaKernel) -> list[str]:
     for node in ast.parse(kernel.function_source).body:
         if isinstance(node, ast.FunctionDef) and node.name == kernel.entry:
             return [a.arg for a in node.args.args]
@@ -532,6 +557,27 @@ def _build_parser() -> _ArgumentParser:
     )
     tp.set_defaults(handler=_cmd_emit_numpy)
     tp = targets.add_parser(
+        "numba",
+        help="a Python module of @njit functions (needs polykrnl[numba]): scalar loops in "
+        "the schedule's order, krnl.parallel loops as prange",
+    )
+    tp.add_argument("file")
+    tp.add_argument(
+        "--func", help="only this function (default: every function of the file, in one module)"
+    )
+    tp.add_argument(
+        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
+    )
+    tp.add_argument(
+        "--sequential", action="store_true", help="krnl.parallel loops as plain range loops"
+    )
+    tp.add_argument(
+        "--no-boundscheck",
+        action="store_true",
+        help="no index checks (faster; an access outside an array is undefined behaviour)",
+    )
+    tp.set_defaults(handler=_cmd_emit_numba)
+    tp = targets.add_parser(
         "pto",
         help="C++ for the PTO tile ISA (Ascend): tiles, TLOAD/TSTORE and vector/cube "
         "instructions, tmp tiles sized by formula",
@@ -587,6 +633,13 @@ def _build_parser() -> _ArgumentParser:
         "(exactly for an exact kernel, else beyond the tolerance of reassociated sums)",
     )
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    sp.add_argument(
+        "--target",
+        choices=("numpy", "numba"),
+        default="numpy",
+        help="the generated kernel to run: NumPy (default) or Numba (needs polykrnl[numba]; "
+        "krnl.parallel loops that legality proves parallel run on Numba's threads)",
+    )
     sp.add_argument(
         "--input",
         action="append",

@@ -58,6 +58,7 @@ from polykrnl.model.poly import DimParam, poly_program
 
 if TYPE_CHECKING:
     from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.codegen.numba_kernel import NumbaKernel
 
 DEFAULT_SIZE = 16
 
@@ -594,8 +595,9 @@ def _run_reference(
 
 
 def _run_kernel(
-    kernel: NumpyKernel, fn: Function, inputs: dict[str, Any], out: TextIO
+    kernel: NumpyKernel | NumbaKernel, fn: Function, inputs: dict[str, Any], out: TextIO
 ) -> tuple[tuple[Any, ...], float]:
+    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out):
@@ -604,7 +606,7 @@ def _run_kernel(
         raise
     except Exception as e:  # the generated code failed: say so without a traceback
         raise InterpretError(
-            f"the NumPy kernel of @{fn.name} raised {type(e).__name__}: {e}",
+            f"the {target} kernel of @{fn.name} raised {type(e).__name__}: {e}",
             location=fn.location(fn.op),
             hint="run it with --reference: the reference interpreter points at the op that "
             "fails (with --verify, a kernel that fails where the reference does not is a "
@@ -613,15 +615,19 @@ def _run_kernel(
     return _results(result), time.perf_counter() - start
 
 
-def _compile(fn: Function, parallel: bool = False) -> tuple[NumpyKernel, float, float]:
-    """The NumPy kernel of `fn` after its recipe; the schedule and codegen times."""
+def _compile(
+    fn: Function, parallel: bool = False, target: str = "numpy"
+) -> tuple[NumpyKernel | NumbaKernel, float, float]:
+    """The kernel of `fn` after its recipe; the schedule and codegen times."""
     from polykrnl.pipeline import schedule
 
     try:
         start = time.perf_counter()
         sched = schedule(fn)
         middle = time.perf_counter()
-        kernel = sched.to_numpy(parallel=parallel)
+        kernel: NumpyKernel | NumbaKernel = (
+            sched.to_numba() if target == "numba" else sched.to_numpy(parallel=parallel)
+        )
     except UnsupportedError as e:  # the interpreter runs more than the generator translates
         raise UnsupportedError(
             e.message,
@@ -658,6 +664,7 @@ def run_cli(
     size: int = DEFAULT_SIZE,
     parallel: bool = False,
     input_files: Mapping[str, str] | None = None,
+    target: str = "numpy",
 ) -> int:
     """`polykrnl run`: returns the exit status (errors raise PolykrnlError).
 
@@ -678,13 +685,14 @@ def run_cli(
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.
-    compiled = None if reference else _compile(fn, parallel)
+    compiled = None if reference else _compile(fn, parallel, target)
+    label = "Numba" if target == "numba" else "NumPy"
     what = (
         "reference interpreter"
         if compiled is None
-        else "NumPy kernel vs reference interpreter"
+        else f"{label} kernel vs reference interpreter"
         if verify
-        else "NumPy kernel"
+        else f"{label} kernel"
     )
     out.write(f"@{fn.name}: {what}, seed {seed}\n")
     out.write(
@@ -698,9 +706,16 @@ def run_cli(
         _write_outputs(out, before, inputs, results)
         return 0
     kernel, t_schedule, t_codegen = compiled
+    jit = ""
+    if target == "numba":
+        from polykrnl.codegen.numba_kernel import NumbaKernel
+
+        assert isinstance(kernel, NumbaKernel)
+        # Numba compiles for the arguments' types: timed here, apart from the run.
+        jit = f", Numba compilation {_seconds(kernel.compile(**inputs))}"
     out.write(
         f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
-        f"NumPy code generation {_seconds(t_codegen)})"
+        f"{label} code generation {_seconds(t_codegen)}{jit})"
         + (
             ""
             if kernel.exact

@@ -66,6 +66,8 @@ class NumbaKernel(KernelCall):
     # krnl.parallel loop -> "prange", or the reason it runs sequentially
     parallel_loops: dict[str, str] = field(default_factory=dict)
     cache: bool = True
+    helpers: frozenset[str] = frozenset()  # the helper functions the source defines
+    function_source: str = ""  # the generated functions alone, decorated (for a module)
     exact: bool = True  # scalar loops in the schedule's order: the reference's results
     # argument signature -> seconds Numba took to compile it (filled by calls)
     compile_seconds: dict[tuple[Any, ...], float] = field(default_factory=dict, compare=False)
@@ -192,23 +194,35 @@ def to_numba(
             f"#   {loop}: " + ("prange (threads)" if how == "prange" else f"sequential: {how}")
             for loop, how in pranged.items()
         ]
-    helpers = [
-        f'@njit(cache={cache}, error_model="numpy")' + NUMBA_HELPERS[h].rstrip() + "\n"
-        for h in helper_order(w.helpers)
-    ]
+    function_source = ast.unparse(functions) + "\n"
     source = "\n".join(
         [
             *header,
-            "import numpy as np",
-            "from numba import njit, prange",
+            IMPORTS,
             "",
-            *helpers,
+            *(numba_helper(h, cache) for h in helper_order(w.helpers)),
             "",
-            ast.unparse(functions),
-            "",
+            function_source,
         ]
     )
-    return NumbaKernel(sched, source, w.entry, pranged, cache)
+    return NumbaKernel(
+        sched,
+        source,
+        w.entry,
+        parallel_loops=pranged,
+        cache=cache,
+        helpers=w.helpers,
+        function_source=function_source,
+    )
+
+
+#: the imports of a Numba kernel's module
+IMPORTS = "import numpy as np\nfrom numba import njit, prange"
+
+
+def numba_helper(helper: str, cache: bool = True) -> str:
+    """The source of a helper of Numba kernels, decorated."""
+    return f'@njit(cache={cache}, error_model="numpy")' + NUMBA_HELPERS[helper].rstrip() + "\n"
 
 
 class _NumbaForms(ast.NodeTransformer):

@@ -338,7 +338,7 @@ def test_cli_run_target_numba_verifies() -> None:
 
 
 def test_cli_run_target_numba_refusal_is_located() -> None:
-    code, out, err = _cli(
+    code, _out, err = _cli(
         "run", str(ROOT / "corpus" / "memory_ops.mlir"), "--func", "memset_memcpy",
         "--target", "numba",
     )  # fmt: skip
@@ -351,7 +351,7 @@ def test_cli_emit_numba_module_runs_standalone(tmp_path: Path) -> None:
     computes (two functions in one module)."""
     path = ROOT / "corpus" / "parallel_forms.mlir"
     out_file = tmp_path / "kernels.py"
-    code, out, err = _cli("emit", "numba", str(path), "-o", str(out_file))
+    code, _out, err = _cli("emit", "numba", str(path), "-o", str(out_file))
     assert code == 0, err
     text = out_file.read_text()
     assert "import polykrnl" not in text and "from numba import njit, prange" in text

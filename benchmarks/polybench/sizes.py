@@ -1,10 +1,13 @@
 """Problem sizes and initial data for the PolyBench kernels of this directory.
 
 `SIZES[kernel][dataset]` gives the index arguments of the Krnl function `@kernel`
-(and of `hand.kernel`) for PolyBench's MINI, SMALL and MEDIUM datasets. The values
-are PolyBench 4.2's (the `MINI_DATASET`, `SMALL_DATASET` and `MEDIUM_DATASET`
-blocks of each kernel's header, e.g. linear-algebra/blas/gemm/gemm.h), written down
-from PolyBench 4.2 without a copy of its sources at hand.
+(and of `hand.kernel`) for PolyBench's MINI, SMALL, MEDIUM and LARGE datasets. The
+values are PolyBench 4.2's (the `MINI_DATASET`, `SMALL_DATASET`, `MEDIUM_DATASET`
+and `LARGE_DATASET` blocks of each kernel's header, e.g.
+linear-algebra/blas/gemm/gemm.h), written down from PolyBench 4.2 without a copy
+of its sources at hand. LARGE is for compiled code (the C kernels of hand.c,
+generated kernels): its problems take seconds to minutes even there, and far
+longer in the interpreter or in scalar Python.
 
 `make_inputs(kernel, params)` creates the other arguments (arrays and float
 scalars), either like PolyBench's `init_array` (`seed=None`, the default: its
@@ -27,49 +30,81 @@ import numpy as np
 
 Array = np.ndarray[Any, Any]
 
-DATASETS = ("MINI", "SMALL", "MEDIUM")
+DATASETS = ("MINI", "SMALL", "MEDIUM", "LARGE")
 
 
 def _d(
-    mini: dict[str, int], small: dict[str, int], medium: dict[str, int]
+    mini: dict[str, int], small: dict[str, int], medium: dict[str, int], large: dict[str, int]
 ) -> dict[str, dict[str, int]]:
-    return {"MINI": mini, "SMALL": small, "MEDIUM": medium}
+    return {"MINI": mini, "SMALL": small, "MEDIUM": medium, "LARGE": large}
 
 
-# PolyBench 4.2 dataset sizes (see the module docstring).
+# PolyBench 4.2 dataset sizes (see the module docstring): MINI, SMALL, MEDIUM, LARGE.
 SIZES: dict[str, dict[str, dict[str, int]]] = {
     "gemm": _d(
         {"NI": 20, "NJ": 25, "NK": 30},
         {"NI": 60, "NJ": 70, "NK": 80},
         {"NI": 200, "NJ": 220, "NK": 240},
+        {"NI": 1000, "NJ": 1100, "NK": 1200},
     ),
     "two_mm": _d(
         {"NI": 16, "NJ": 18, "NK": 22, "NL": 24},
         {"NI": 40, "NJ": 50, "NK": 70, "NL": 80},
         {"NI": 180, "NJ": 190, "NK": 210, "NL": 220},
+        {"NI": 800, "NJ": 900, "NK": 1100, "NL": 1200},
     ),
     "three_mm": _d(
         {"NI": 16, "NJ": 18, "NK": 20, "NL": 22, "NM": 24},
         {"NI": 40, "NJ": 50, "NK": 60, "NL": 70, "NM": 80},
         {"NI": 180, "NJ": 190, "NK": 200, "NL": 210, "NM": 220},
+        {"NI": 800, "NJ": 900, "NK": 1000, "NL": 1100, "NM": 1200},
     ),
-    "atax": _d({"M": 38, "N": 42}, {"M": 116, "N": 124}, {"M": 390, "N": 410}),
-    "bicg": _d({"M": 38, "N": 42}, {"M": 116, "N": 124}, {"M": 390, "N": 410}),
-    "mvt": _d({"N": 40}, {"N": 120}, {"N": 400}),
-    "gemver": _d({"N": 40}, {"N": 120}, {"N": 400}),
-    "syrk": _d({"M": 20, "N": 30}, {"M": 60, "N": 80}, {"M": 200, "N": 240}),
-    "covariance": _d({"M": 28, "N": 32}, {"M": 80, "N": 100}, {"M": 240, "N": 260}),
-    "jacobi_1d": _d({"TSTEPS": 20, "N": 30}, {"TSTEPS": 40, "N": 120}, {"TSTEPS": 100, "N": 400}),
-    "jacobi_2d": _d({"TSTEPS": 20, "N": 30}, {"TSTEPS": 40, "N": 90}, {"TSTEPS": 100, "N": 250}),
-    "heat_3d": _d({"TSTEPS": 20, "N": 10}, {"TSTEPS": 40, "N": 20}, {"TSTEPS": 100, "N": 40}),
+    "atax": _d(
+        {"M": 38, "N": 42}, {"M": 116, "N": 124}, {"M": 390, "N": 410}, {"M": 1900, "N": 2100}
+    ),
+    "bicg": _d(
+        {"M": 38, "N": 42}, {"M": 116, "N": 124}, {"M": 390, "N": 410}, {"M": 1900, "N": 2100}
+    ),
+    "mvt": _d({"N": 40}, {"N": 120}, {"N": 400}, {"N": 2000}),
+    "gemver": _d({"N": 40}, {"N": 120}, {"N": 400}, {"N": 2000}),
+    "syrk": _d(
+        {"M": 20, "N": 30}, {"M": 60, "N": 80}, {"M": 200, "N": 240}, {"M": 1000, "N": 1200}
+    ),
+    "covariance": _d(
+        {"M": 28, "N": 32}, {"M": 80, "N": 100}, {"M": 240, "N": 260}, {"M": 1200, "N": 1400}
+    ),
+    "jacobi_1d": _d(
+        {"TSTEPS": 20, "N": 30},
+        {"TSTEPS": 40, "N": 120},
+        {"TSTEPS": 100, "N": 400},
+        {"TSTEPS": 500, "N": 2000},
+    ),
+    "jacobi_2d": _d(
+        {"TSTEPS": 20, "N": 30},
+        {"TSTEPS": 40, "N": 90},
+        {"TSTEPS": 100, "N": 250},
+        {"TSTEPS": 500, "N": 1300},
+    ),
+    "heat_3d": _d(
+        {"TSTEPS": 20, "N": 10},
+        {"TSTEPS": 40, "N": 20},
+        {"TSTEPS": 100, "N": 40},
+        {"TSTEPS": 500, "N": 120},
+    ),
     "fdtd_2d": _d(
         {"TMAX": 20, "NX": 20, "NY": 30},
         {"TMAX": 40, "NX": 60, "NY": 80},
         {"TMAX": 100, "NX": 200, "NY": 240},
+        {"TMAX": 500, "NX": 1000, "NY": 1200},
     ),
-    "seidel_2d": _d({"TSTEPS": 20, "N": 40}, {"TSTEPS": 40, "N": 120}, {"TSTEPS": 100, "N": 400}),
-    "lu": _d({"N": 40}, {"N": 120}, {"N": 400}),
-    "floyd_warshall": _d({"N": 60}, {"N": 180}, {"N": 500}),
+    "seidel_2d": _d(
+        {"TSTEPS": 20, "N": 40},
+        {"TSTEPS": 40, "N": 120},
+        {"TSTEPS": 100, "N": 400},
+        {"TSTEPS": 500, "N": 2000},
+    ),
+    "lu": _d({"N": 40}, {"N": 120}, {"N": 400}, {"N": 2000}),
+    "floyd_warshall": _d({"N": 60}, {"N": 180}, {"N": 500}, {"N": 2800}),
 }
 
 KERNELS: tuple[str, ...] = tuple(SIZES)

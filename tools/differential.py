@@ -17,7 +17,9 @@ skipped and counted). Oracles, per program and recipe:
 
 1. legal: ``run_reference`` in the schedule's order gives exactly the arrays of
    the program's order, ``to_numpy(reassociate=False)`` the same bits, and
-   ``to_numpy()`` the same within a tolerance (reassociated sums);
+   ``to_numpy()`` the same within a tolerance (reassociated sums), and with
+   ``--numba`` ``to_numba()`` the same bits (scalar loops in the schedule's order,
+   krnl.parallel loops on threads);
 2. illegal: every witness is real, judged on accesses computed here: the two
    instances exist, touch one element (with the roles of the dependence kind),
    the source runs first in the program's order (enumerated here), and the
@@ -28,7 +30,7 @@ skipped and counted). Oracles, per program and recipe:
 4. any exception outside the ``pk.PolykrnlError`` hierarchy is a traceback;
    ``UnsupportedError`` from ``to_numpy`` counts as refused.
 
-    python tools/differential.py --seed 0 --programs 200 [--recipes 2] [--json]
+    python tools/differential.py --seed 0 --programs 200 [--recipes 2] [--numba] [--json]
 
 Exit status 1 when any disagreement or traceback was found.
 """
@@ -395,7 +397,29 @@ def compare_runs(fn: pk.Function, sched: pk.Schedule, prog: Prog, seed: int) -> 
                     f"{float(np.max(np.abs(want[a].astype(float) - got[a].astype(float))))}"
                     f"\n{kernel.source}",
                 )
+    if NUMBA[0]:
+        try:
+            compiled = sched.to_numba(cache=False)
+            got = copy.deepcopy(args)
+            compiled(**got)
+        except pk.UnsupportedError:
+            NUMBA[1] += 1
+            return True
+        NUMBA[2] += 1
+        for a in ARRAYS:
+            if not _same(want[a], got[a], True):
+                raise Disagreement(
+                    "to_numba() differs from the interpreter",
+                    f"array {a}: max |diff| "
+                    f"{float(np.max(np.abs(want[a].astype(float) - got[a].astype(float))))}"
+                    f"\n{compiled.source}",
+                )
     return True
+
+
+# The Numba leg: [on, refused, compared] (on with --numba; Numba kernels keep the
+# schedule's order, so they must equal the interpreter bit for bit).
+NUMBA: list[Any] = [False, 0, 0]
 
 
 # ------------------------------------------------------------------ the campaign
@@ -445,6 +469,7 @@ class Results:
                 "primitives": sum(self.tally.refused_primitives.values()),
             },
             "refusal_reasons": dict(self.refusals + self.tally.refused_primitives),
+            "numba": {"compared": NUMBA[2], "refused": NUMBA[1]} if NUMBA[0] else None,
             "disagreements": len(self.findings),
             "tracebacks": len(self.tracebacks),
             "elapsed_seconds": round(self.elapsed, 2),
@@ -560,6 +585,11 @@ def report(res: Results) -> str:
         f"programs {j['programs']}, recipes {j['recipes']} (legal {j['legal']}, "
         f"illegal {j['illegal']}, witnesses checked {j['witnesses_checked']})",
         "refused: " + ", ".join(f"{k} {v}" for k, v in j["refused"].items()),
+        *(
+            [f"Numba kernels compared {j['numba']['compared']}, refused {j['numba']['refused']}"]
+            if j["numba"]
+            else []
+        ),
         f"disagreements {j['disagreements']}, tracebacks {j['tracebacks']}, "
         f"elapsed {j['elapsed_seconds']} s",
     ]
@@ -584,7 +614,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recipes", type=int, default=2, help="recipes per program")
     ap.add_argument("--only", type=int, help="run program number ONLY of the seed")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--numba",
+        action="store_true",
+        help="also compare the Numba kernel of each legal schedule (needs polykrnl[numba])",
+    )
     a = ap.parse_args(argv)
+    NUMBA[0] = a.numba
     res = campaign(a.seed, a.programs, a.recipes, a.only)
     print(json.dumps(res.to_json(), indent=1) if a.json else report(res))
     return 1 if res.findings or res.tracebacks else 0

@@ -296,6 +296,10 @@ def _select(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
         return [ast.IfExp(c, a, b)]
     (tc, ta, tb), (tr,) = operand_types(op)
     require(tc.kind == "b" and ta == tb == tr and tr.kind != "s")
+    if numba_target() and not isinstance(op.results[0].type, VectorType):
+        # Numba's np.where on scalars allocates a 0-d array per call.
+        c, a, b = args
+        return [ast.IfExp(c, a, b)]
     e = npcall("where", *args)
     if tr.kind == "x":
         return [cx.index(e)]

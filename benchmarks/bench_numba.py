@@ -44,13 +44,21 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Numba's threads (its OpenMP layer) and the C kernels' OpenMP threads are two pools;
+# idle OpenMP workers spin for a while by default, and in interleaved rounds one pool's
+# spinning workers took the cores of the other (C OpenMP gemm ran at half the speed of
+# one thread). Passive waiting lets each pool have the machine in turn.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from _common import machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
-from _common import machine  # noqa: E402
 
 
 def _import(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"polybench_{name}", HERE / "polybench" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"polybench_{name}", HERE / "polybench" / f"{name}.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -256,14 +264,19 @@ def report(cases: list[Case], info: dict[str, Any], command: str, threads: int) 
     )
     best = {
         c.kernel + " " + c.dataset: min(
-            c.median(v) for v in ("generated NumPy", "Numba 1 thread", "Numba parallel")  # type: ignore[type-var]
+            c.median(v)
+            for v in ("generated NumPy", "Numba 1 thread", "Numba parallel")  # type: ignore[type-var]
         )
         / c.median("hand NumPy")  # type: ignore[operator]
         for c in done
     }
     lines.append(
         "* best polykrnl target / hand NumPy: "
-        + ", ".join(f"{k} {v:.2f}" for k, v in best.items() if k.split()[0] in ("floyd_warshall", "seidel_2d"))
+        + ", ".join(
+            f"{k} {v:.2f}"
+            for k, v in best.items()
+            if k.split()[0] in ("floyd_warshall", "seidel_2d")
+        )
     )
     sp = [
         (c, c.median("Numba 1 thread") / c.median("Numba parallel"))  # type: ignore[operator]
@@ -285,12 +298,16 @@ def report(cases: list[Case], info: dict[str, Any], command: str, threads: int) 
         "`~`: too slow to run at this size; the time at MINI scaled by the ratio of the "
         "products of the sizes.",
         "",
-        "| kernel | dataset | " + " | ".join(VARIANTS) + " | Numba / C | compile s | parallel loops | max rel diff vs C |",
+        "| kernel | dataset | "
+        + " | ".join(VARIANTS)
+        + " | Numba / C | compile s | parallel loops | max rel diff vs C |",
         "|---|---|" + "---:|" * len(VARIANTS) + "---:|---:|---|---:|",
     ]
     for c in cases:
         if c.skipped:
-            lines.append(f"| {c.kernel} | {c.dataset} | skipped: {c.skipped} |" + " |" * (len(VARIANTS) + 3))
+            lines.append(
+                f"| {c.kernel} | {c.dataset} | skipped: {c.skipped} |" + " |" * (len(VARIANTS) + 3)
+            )
             continue
         ratio = c.median("Numba 1 thread") / c.median("C -O3")  # type: ignore[operator]
         err = max(v for k, v in c.error.items() if k.startswith(("Numba", "C")))
@@ -367,13 +384,13 @@ def main(argv: list[str] | None = None) -> int:
             if dataset == "MEDIUM":
                 c_medium[kernel] = case.median("C -O3") or 0.0
             cases.append(case)
-    command = "python benchmarks/bench_numba.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
+    command = "python benchmarks/bench_numba.py" + (
+        " " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
+    )
     text = report(cases, info, command, opts.threads)
     print(text)
     if opts.json:
-        Path(opts.json).write_text(
-            json.dumps([c.__dict__ for c in cases], indent=1, default=str)
-        )
+        Path(opts.json).write_text(json.dumps([c.__dict__ for c in cases], indent=1, default=str))
     if not opts.no_write:
         (HERE / "RESULTS_numba.md").write_text(text)
         plot(cases, HERE / "numba.png")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import sys
 import traceback
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from polykrnl.errors import ArgumentError, PolykrnlError, UnsupportedError
+from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError, UnsupportedError
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -469,6 +470,20 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return run_demo(out)
 
 
+DEFAULT_TIME_LIMIT = 60.0
+
+
+def _add_time_limit(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        metavar="SECONDS",
+        help=f"stop with an error if the command runs longer than SECONDS (default "
+        f"{DEFAULT_TIME_LIMIT:g}; 0: no limit)",
+    )
+
+
 def _build_parser() -> _ArgumentParser:
     p = _ArgumentParser(
         prog="polykrnl",
@@ -499,6 +514,7 @@ def _build_parser() -> _ArgumentParser:
         help="print the loop tree as JSON: one object with --func, else a list of one "
         "object per function in file order (even when the file has a single function)",
     )
+    _add_time_limit(sp)
     sp.set_defaults(handler=_cmd_lower)
 
     sp = sub.add_parser(
@@ -512,6 +528,7 @@ def _build_parser() -> _ArgumentParser:
         help='print {"legal", "violations", "bands", "loops"}: one object with --func, else a '
         "list of one object per function",
     )
+    _add_time_limit(sp)
     sp.set_defaults(handler=_cmd_check)
 
     sp = sub.add_parser("trace", help="statement instances in execution order after the recipe")
@@ -533,6 +550,7 @@ def _build_parser() -> _ArgumentParser:
         help='print a JSON list of {"stmt": "S0", "point": {"i": 0, ...}}, one instance per '
         "line; the keys of point are the original induction variables",
     )
+    _add_time_limit(sp)
     sp.set_defaults(handler=_cmd_trace)
 
     sp = sub.add_parser("emit", help="generate code: a standalone NumPy module")
@@ -555,6 +573,7 @@ def _build_parser() -> _ArgumentParser:
         action="store_true",
         help="run krnl.parallel loops that stay Python loops around array code on threads",
     )
+    _add_time_limit(tp)
     tp.set_defaults(handler=_cmd_emit_numpy)
     tp = targets.add_parser(
         "numba",
@@ -576,6 +595,7 @@ def _build_parser() -> _ArgumentParser:
         action="store_true",
         help="no index checks (faster; an access outside an array is undefined behaviour)",
     )
+    _add_time_limit(tp)
     tp.set_defaults(handler=_cmd_emit_numba)
     tp = targets.add_parser(
         "pto",
@@ -599,6 +619,7 @@ def _build_parser() -> _ArgumentParser:
         "read, run, written back); needs every size",
     )
     tp.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: stdout)")
+    _add_time_limit(tp)
     tp.set_defaults(handler=_cmd_emit_pto)
 
     sp = sub.add_parser(
@@ -678,10 +699,45 @@ def main(
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
+    except _UsageError as e:
+        err.write(f"error: {e}\n{parser.format_usage()}")
+        return EXIT_BAD_INPUT
+    limit: float = getattr(args, "time_limit", 0.0)
+    if limit <= 0:
+        return _dispatch(args, out, err)
+    from polykrnl.time_limit import TimeLimitExceeded, call_with_time_limit
+
+    def work() -> tuple[int, str, str]:
+        o, e = io.StringIO(), io.StringIO()
+        return _dispatch(args, o, e), o.getvalue(), e.getvalue()
+
+    try:
+        status, printed, complained = call_with_time_limit(work, limit)
+    except TimeLimitExceeded:
+        verb = " ".join(filter(None, [args.command, getattr(args, "target", None)]))
+        stopped = ComplexityError(
+            f"`polykrnl {verb}` stopped after {limit:g} s (--time-limit): the polyhedral "
+            "analysis of this program takes too long",
+            hint="fewer or smaller tiles, fewer nested loops or parameters, or smaller "
+            "constants make it tractable; --time-limit 0 waits as long as it takes",
+        )
+        err.write(stopped.render(default_file=args.file) + "\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.write("error: interrupted\n")
+        return 130
+    out.write(printed)
+    err.write(complained)
+    return status
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the verb of `args`, every failure turned into a message and an exit status."""
+    try:
         handler: Callable[[argparse.Namespace, TextIO], int] = args.handler
         return handler(args, out)
     except _UsageError as e:
-        err.write(f"error: {e}\n{parser.format_usage()}")
+        err.write(f"error: {e}\n{_build_parser().format_usage()}")
         return EXIT_BAD_INPUT
     except PolykrnlError as e:
         file = getattr(args, "file", "<input>")
@@ -696,7 +752,7 @@ def main(
         tb = traceback.extract_tb(e.__traceback__)
         own = [f for f in tb if "polykrnl" in f.filename] or tb
         where = f"{Path(own[-1].filename).name}:{own[-1].lineno} ({own[-1].name})" if own else "?"
-        file = getattr(args, "file", None) if "args" in locals() else None
+        file = getattr(args, "file", None)
         err.write(
             f"error: internal error in polykrnl ({type(e).__name__} at {where}): {e}\n"
             "hint: this is a bug in polykrnl, not in your input: please report it with the "

@@ -247,18 +247,20 @@ def compile_function(
     force: bool = False,
     vectorize: bool = True,
     reassociate: bool = True,
-    parallel: bool = False,
+    parallel: bool | None = None,
 ) -> NumpyKernel | NumbaKernel:
     """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
     (the options are those of Schedule.to_numpy) or ``target="numba"`` (scalar loops
-    compiled by Numba, krnl.parallel loops on threads with `parallel`)."""
+    compiled by Numba). `parallel` defaults to the target's default: krnl.parallel
+    loops on Python threads only when asked for NumPy (a thread pool pays only for
+    long iterations), as prange for Numba."""
     if target == "numba":
-        return schedule(fn, force=force).to_numba(parallel=parallel)
+        return schedule(fn, force=force).to_numba(parallel=parallel is not False)
     if target != "numpy":
         raise ScheduleError(
             f"unknown target {target!r}",
             hint="target='numpy' or 'numba' (PTO kernels: sched.to_pto(arch=...))",
         )
     return schedule(fn, force=force).to_numpy(
-        vectorize=vectorize, reassociate=reassociate, parallel=parallel
+        vectorize=vectorize, reassociate=reassociate, parallel=bool(parallel)
     )

@@ -235,6 +235,13 @@ def test_parallel_tile_loop_is_a_prange_over_its_trip_count() -> None:
     assert sequential.parallel_loops == {}
 
 
+def test_compile_for_numba_runs_krnl_parallel_loops_as_prange_unless_told_not_to() -> None:
+    """pk.compile(target="numba") has to_numba()'s default (prange)."""
+    fn = pk.parse(PARALLEL_TILES)["scale"]
+    assert pk.compile(fn, target="numba").parallel_loops == {"ib": "prange"}
+    assert pk.compile(fn, target="numba", parallel=False).parallel_loops == {}
+
+
 ROW_SUMS = """
 func.func @row_sums(%m: memref<9x5xf64>, %out: memref<9xf64>) {
   %zero = arith.constant 0.0 : f64

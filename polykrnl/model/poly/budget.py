@@ -16,7 +16,9 @@ of one cost, though: a 3-deep nest blocked twice per loop with a `mod 1000` subs
 (DEEP in tests/model/test_isl_budget.py) spent 2^23 of them in 52 s and the whole
 budget in 4.5 minutes, and a 6-deep one spent 2^21 in four minutes. So the bound is on
 work, not time: a pathological program ends in a ComplexityError, but possibly after
-minutes (isl holds the GIL, so no watchdog can stop one long isl call sooner).
+minutes (isl holds the GIL, so no watchdog thread can stop one long isl call sooner;
+the CLI's analysis verbs bound their wall-clock time in a child process instead,
+polykrnl/time_limit.py).
 """
 
 from __future__ import annotations

@@ -18,8 +18,10 @@ generated kernel and the hand-written NumPy run interleaved (fresh inputs untime
 ``gc.collect()`` before each call; median of at least 5 rounds, more until 2 s).
 Before timing, each kernel is checked against the hand NumPy (allclose) and, at a
 small size, against the reference interpreter (bit for bit with
-``reassociate=False``; the timed default kernel may reassociate sums). Reported: the medians
-and ``gen/hand`` = T_generated / T_hand (lower is better).
+``reassociate=False``; the timed default kernel may reassociate sums), and so is the
+Numba kernel (``to_numba(parallel=False, boundscheck=False)``, timed beside them, its
+first-call compilation apart). Reported: the medians and ``gen/hand`` =
+T_generated / T_hand (lower is better), the same for Numba.
 
     python benchmarks/bench_onnx_shapes.py [--quick] [--json out.json]
 """
@@ -256,6 +258,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
         assert np.array_equal(ref, got), f"{title}: kernel != interpreter at the small size"
         fast = pk.compile(small_fn)(**{k: v.copy() for k, v in small_in.items()})
         assert np.allclose(ref, fast, rtol=1e-5, atol=1e-6), title
+        # The Numba kernel keeps the schedule's order: the interpreter's bits.
+        compiled = pk.schedule(small_fn).to_numba(parallel=False, boundscheck=False)
+        got = compiled(**{k: v.copy() for k, v in small_in.items()})
+        assert np.array_equal(ref, got), f"{title}: Numba kernel != interpreter"
         text = text_of(*big)
         compile_times = []
         kernel = None
@@ -269,14 +275,18 @@ def run(quick: bool) -> list[dict[str, Any]]:
         args = [inputs[a.name] for a in fn.arguments]
         expected = hand(*args)
         assert np.allclose(kernel(**inputs), expected, rtol=1e-4, atol=1e-5), title
-        gen_t, hand_t = [], []
+        jit = pk.schedule(fn).to_numba(parallel=False, boundscheck=False)
+        numba_compile = jit.compile(**inputs)
+        assert np.allclose(jit(**inputs), expected, rtol=1e-4, atol=1e-5), title
+        gen_t, hand_t, jit_t = [], [], []
         deadline = time.perf_counter() + (0.5 if quick else 2.0)
         while len(gen_t) < (3 if quick else 5) or time.perf_counter() < deadline:
             gen_t.append(_median_time(lambda: kernel(**inputs)))
             hand_t.append(_median_time(lambda: hand(*args)))
+            jit_t.append(_median_time(lambda: jit(**inputs)))
             if len(gen_t) >= 41:
                 break
-        g, h = statistics.median(gen_t), statistics.median(hand_t)
+        g, h, j = statistics.median(gen_t), statistics.median(hand_t), statistics.median(jit_t)
         rows.append(
             {
                 "program": title,
@@ -284,6 +294,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 "generated_ms": 1e3 * g,
                 "hand_ms": 1e3 * h,
                 "gen_over_hand": g / h,
+                "numba_ms": 1e3 * j,
+                "numba_over_hand": j / h,
+                "numba_compile_s": numba_compile,
                 "rounds": len(gen_t),
             }
         )
@@ -296,12 +309,16 @@ def main() -> None:
     ap.add_argument("--json", type=str)
     args = ap.parse_args()
     rows = run(args.quick)
-    print("| program | compile (ms) | generated (ms) | hand NumPy (ms) | gen/hand |")
-    print("|---|---|---|---|---|")
+    print(
+        "| program | compile (ms) | generated (ms) | hand NumPy (ms) | gen/hand "
+        "| Numba 1 thread (ms) | Numba/hand | Numba compile (s) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['program']} | {r['compile_ms']:.1f} | {r['generated_ms']:.2f} | "
-            f"{r['hand_ms']:.2f} | {r['gen_over_hand']:.2f} |"
+            f"{r['hand_ms']:.2f} | {r['gen_over_hand']:.2f} | {r['numba_ms']:.2f} | "
+            f"{r['numba_over_hand']:.2f} | {r['numba_compile_s']:.2f} |"
         )
     if args.json:
         with open(args.json, "w") as f:

@@ -390,3 +390,39 @@ def test_cli_emit_numba_module_runs_standalone(tmp_path: Path) -> None:
     pk.run_reference(fn_fill, t=t)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), y)
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), t)
+
+
+SHIFT_LEFT = """
+func.func @shift(%a: memref<8xf64>, %b: memref<8xf64>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    %m = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+    %v = krnl.load %a[%m] : memref<8xf64>
+    krnl.store %v, %b[%i] : memref<8xf64>
+  }
+  return
+}
+"""
+
+
+def test_a_negative_index_is_out_of_bounds_not_read_from_the_end() -> None:
+    """MLIR has no negative indexing: a[-1] is outside a, as in the interpreter. Numba's
+    signed indexing would read a[7] (NumPy's rule); indices are unsigned, so the
+    bounds check sees it."""
+    fn = pk.parse(SHIFT_LEFT)["shift"]
+    a, b = np.arange(8.0), np.zeros(8)
+    with pytest.raises(pk.PolykrnlError):
+        pk.run_reference(fn, a=a.copy(), b=b.copy())
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert "np.uint64(" in kernel.source
+    with pytest.raises(IndexError):
+        kernel(a=a, b=b)
+    assert b[0] == 0.0  # a[7] was not copied
+
+
+def test_the_point_loops_of_a_tiled_nest_index_unsigned() -> None:
+    """Every subscript of a loop variable goes through np.uint64 (what lets LLVM
+    vectorize a point loop that starts at its tile's origin); constants stay as written."""
+    source = pk.schedule(pk.parse(PARALLEL_TILES)["scale"]).to_numba(cache=False).source
+    body = source.split("def kernel_scale")[1]
+    assert "x[np.uint64(il), np.uint64(j)]" in body

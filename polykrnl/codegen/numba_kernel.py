@@ -37,6 +37,7 @@ from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
+from polykrnl.codegen.numba_promote import promote_invariants
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter import scalar_dtype
 
@@ -173,6 +174,9 @@ def to_numba(
         )
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
+    for f in functions.body:
+        if isinstance(f, ast.FunctionDef) and f.name == w.entry:
+            promote_invariants(f, _element_types(sched, f), frozenset(NUMBA_HELPERS))
     options = f'cache={cache}, error_model="numpy", boundscheck={boundscheck}'
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
@@ -245,6 +249,22 @@ class _NumbaForms(ast.NodeTransformer):
             node.args = [ast.Call(dtype.value, [a], []) for a in node.args]
             node.keywords = [k for k in node.keywords if k is not dtype]
         return node
+
+
+def _element_types(sched: Schedule, entry: ast.FunctionDef) -> dict[str, str]:
+    """Memref parameter of the entry function -> NumPy dtype name of its elements."""
+    args = sched.program.function.arguments
+    params = [a.arg for a in entry.args.args]
+    if len(params) != len(args):
+        return {}
+    out = {}
+    for p, a in zip(params, args, strict=True):
+        if isinstance(a.type, MemRefType):
+            try:
+                out[p] = np.dtype(scalar_dtype(a.type.element_type)).name
+            except (TypeError, ValueError):
+                continue
+    return {p: "bool_" if d == "bool" else d for p, d in out.items()}
 
 
 def _typed_result(value: Any, t: Attribute) -> Any:

@@ -1,0 +1,99 @@
+"""Fixed array elements kept in locals in Numba kernels (codegen/numba_promote.py)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from polykrnl.codegen.numba_promote import promote_invariants
+
+pytest.importorskip("numba")
+
+
+def promoted(source: str, arrays: dict[str, str]) -> str:
+    fn = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    promote_invariants(fn, arrays, frozenset({"_index"}))
+    return ast.unparse(ast.fix_missing_locations(fn))
+
+
+def test_a_reduction_into_a_fixed_element_lives_in_a_local() -> None:
+    out = promoted(
+        """
+        def k(n, q, p, r, i):
+            for j in range(n):
+                a = q[np.uint64(i)]
+                b = p[np.uint64(j)] * r[np.uint64(i)]
+                q[np.uint64(i)] = a + b
+        """,
+        {"q": "float32", "p": "float32", "r": "float32"},
+    )
+    assert out == textwrap.dedent(
+        """\
+        def k(n, q, p, r, i):
+            if n > 0:
+                _e0 = q[np.uint64(i)]
+                _e1 = r[np.uint64(i)]
+                for j in range(n):
+                    a = _e0
+                    b = p[np.uint64(j)] * _e1
+                    _e0 = np.float32(a + b)
+                q[np.uint64(i)] = _e0"""
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x = q[np.uint64(i)]\n    other(q)",  # a call that may write memory
+        "x = q[np.uint64(i)]\n    v[np.uint64(j)] = x",  # a store to a view of who knows what
+        "x = q[np.uint64(i)]\n    q[np.uint64(j)] = x",  # two elements of q
+        "if j > 2:\n        x = q[np.uint64(i)]",  # read only on some iterations
+        "i = j\n    x = q[np.uint64(i)]",  # the subscript changes in the loop
+    ],
+)
+def test_nothing_moves_where_it_could_change_what_is_read(body: str) -> None:
+    source = f"def k(n, q, v, i):\n  for j in range(n):\n    {body}\n"
+    before = ast.unparse(ast.parse(source).body[0])
+    assert promoted(source, {"q": "float64"}) == before
+
+
+def test_a_stepped_or_parallel_loop_is_left_alone() -> None:
+    for header in ("range(0, n, 2)", "prange(n)"):
+        source = f"def k(n, q, i):\n  for j in {header}:\n    x = q[np.uint64(i)]\n"
+        assert "_e0" not in promoted(source, {"q": "float64"})
+
+
+TRIANGLE = """
+func.func @tri(%a: memref<6xf64>, %b: memref<6x6xf64>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 6) {
+    krnl.iterate(%jj) with (%jj -> %j = 0 to %i) {
+      %m = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+      %x = krnl.load %a[%m] : memref<6xf64>
+      %y = krnl.load %b[%i, %j] : memref<6x6xf64>
+      %s = arith.addf %x, %y : f64
+      krnl.store %s, %b[%i, %j] : memref<6x6xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_hoisted_read_happens_only_when_the_loop_runs() -> None:
+    """a[i - 1] is fixed in the j loop, and outside `a` at i = 0, where j runs no
+    iteration: hoisted without its guard it would be an IndexError (bounds checked)."""
+    fn = pk.parse(TRIANGLE)["tri"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert "if i > 0:" in kernel.source and "_e0 = a[np.uint64(i - 1)]" in kernel.source
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(6), rng.standard_normal((6, 6))
+    got, want = b.copy(), b.copy()
+    kernel(a=a, b=got)
+    pk.run_reference(fn, a=a, b=want)
+    np.testing.assert_array_equal(got, want)

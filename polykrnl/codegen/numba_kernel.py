@@ -37,7 +37,7 @@ from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.numba_promote import promote_invariants
+from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter import scalar_dtype
 
@@ -176,6 +176,8 @@ def to_numba(
     functions = _NumbaForms().visit(functions)
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
+            unbox_set_once(f)
+            hoist_views(f)
             promote_invariants(f, _element_types(sched, f), frozenset(NUMBA_HELPERS))
     options = f'cache={cache}, error_model="numpy", boundscheck={boundscheck}'
     for f in functions.body:

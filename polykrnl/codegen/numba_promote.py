@@ -1,4 +1,9 @@
-"""Array elements a loop does not move, kept in local variables (Numba kernels).
+"""What a loop does not change, computed before it (Numba kernels).
+
+Three rewrites of a Numba kernel's AST, each exact: values passed through a dictionary
+set once become locals (`unbox_set_once`), views rebuilt in every iteration are built
+before the loop (`hoist_views`), and array elements the loop does not move live in
+locals (`promote_invariants`, below).
 
 Numba cannot know that two array arguments are distinct buffers, so LLVM reloads
 `r[i]` in every iteration of a `j` loop that stores to another array, and a reduction
@@ -28,6 +33,154 @@ from collections.abc import Iterator
 
 #: calls that neither write memory nor read arrays
 _PURE = frozenset({"min", "max", "abs", "int", "float", "bool", "range", "len"})
+
+
+def unbox_set_once(fn: ast.FunctionDef) -> None:
+    """Values the statements pass through a dictionary (`_out_at[0]`, Numba's form of a
+    value defined outside every loop) that is set once, before any loop, become plain
+    locals: every later read gets the same object, without a typed-dict lookup in each
+    iteration (which also hid the array from `promote_invariants`)."""
+    top_sets: dict[str, int] = {}
+    for i, st in enumerate(fn.body):
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(t := st.targets[0], ast.Subscript)
+            and isinstance(t.value, ast.Name)
+            and isinstance(t.slice, ast.Constant)
+            and t.slice.value == 0
+        ):
+            top_sets[t.value.id] = -1 if t.value.id in top_sets else i
+    created = {
+        st.targets[0].id: i
+        for i, st in enumerate(fn.body)
+        if isinstance(st, ast.Assign)
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], ast.Name)
+        and isinstance(st.value, ast.Dict)
+        and not st.value.keys
+    }
+    candidates = {d for d, i in top_sets.items() if i >= 0 and d in created}
+    # Any use but `D[0]` (another key, a store elsewhere, the dict itself) keeps it.
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            d = node.value.id
+            if d in candidates and not (
+                isinstance(node.slice, ast.Constant) and node.slice.value == 0
+            ):
+                candidates.discard(d)
+    uses = {
+        d: sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == d) for d in candidates
+    }
+    subscripts = {
+        d: sum(
+            1
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == d
+        )
+        for d in candidates
+    }
+    candidates = {d for d in candidates if uses[d] == subscripts[d] + 1}  # + its creation
+    if not candidates:
+        return
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    local: dict[str, str] = {}
+    for d in sorted(candidates):
+        base = d.strip("_").removesuffix("_at") or "v"
+        names = itertools.chain([base], (f"{base}_{k}" for k in itertools.count()))
+        name = next(c for c in names if c not in taken)
+        taken.add(name)
+        local[d] = name
+
+    class Unbox(ast.NodeTransformer):
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            if isinstance(node.value, ast.Name) and node.value.id in local:
+                return ast.Name(local[node.value.id], node.ctx)
+            self.generic_visit(node)
+            return node
+
+    drop = {created[d] for d in candidates}
+    fn.body = [Unbox().visit(st) for i, st in enumerate(fn.body) if i not in drop]
+
+
+def hoist_views(fn: ast.FunctionDef) -> None:
+    """Assignments in a loop of a value the loop does not change and that reads no
+    element (another name for an array, a slice, `.view`, `.reshape`: the views of an
+    i8 pool each statement rebuilds) move before the loop, under its non-emptiness
+    guard: Numba built the view anew in every iteration."""
+    assigned: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            assigned[n.id] = assigned.get(n.id, 0) + 1
+    _hoist_in(fn.body, {n for n, c in assigned.items() if c == 1})
+
+
+def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
+    for i, st in enumerate(body):
+        for part in ("body", "orelse"):
+            inner = getattr(st, part, None)
+            if isinstance(inner, list):
+                _hoist_in(inner, once)
+        if not isinstance(st, ast.For) or (guard := _nonempty(st)) is None:
+            continue
+        hoisted: list[ast.stmt] = []
+        while True:
+            varying = {
+                n.id
+                for n in ast.walk(ast.Module(st.body, []))
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            } | {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            movable = [
+                s
+                for s in st.body
+                if isinstance(s, ast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id in once
+                and _view_of_invariants(s.value, varying)
+            ]
+            if not movable:
+                break
+            hoisted += movable
+            st.body = [s for s in st.body if s not in movable] or [ast.Pass()]
+        if hoisted:
+            body[i] = ast.If(guard, [*hoisted, st], [])
+
+
+def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
+    """Whether `e` names or views arrays (reads no element) from values fixed in the loop."""
+    if isinstance(e, ast.Name):
+        return e.id not in varying
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, ast.Attribute):  # np.float32 (a dtype argument)
+        return isinstance(e.value, ast.Name) and e.value.id == "np"
+    if isinstance(e, ast.BinOp):
+        return _view_of_invariants(e.left, varying) and _view_of_invariants(e.right, varying)
+    if isinstance(e, ast.Tuple):
+        return all(_view_of_invariants(x, varying) for x in e.elts)
+    if isinstance(e, ast.Subscript):
+        parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        # Only slices: `a[()]` and `a[i]` read an element.
+        return (
+            bool(parts)
+            and _view_of_invariants(e.value, varying)
+            and all(
+                isinstance(p, ast.Slice)
+                and all(
+                    b is None or _view_of_invariants(b, varying) for b in (p.lower, p.upper, p.step)
+                )
+                for p in parts
+            )
+        )
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        return (
+            e.func.attr in ("view", "reshape")
+            and not e.keywords
+            and _view_of_invariants(e.func.value, varying)
+            and all(_view_of_invariants(a, varying) for a in e.args)
+        )
+    return False
 
 
 def promote_invariants(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.codegen.numba_promote import promote_invariants
+from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
 
 pytest.importorskip("numba")
 
@@ -97,3 +98,56 @@ def test_a_hoisted_read_happens_only_when_the_loop_runs() -> None:
     kernel(a=a, b=got)
     pk.run_reference(fn, a=a, b=want)
     np.testing.assert_array_equal(got, want)
+
+
+def rewritten(source: str, rewrite: Callable[[ast.FunctionDef], None]) -> str:
+    fn = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    rewrite(fn)
+    return ast.unparse(ast.fix_missing_locations(fn))
+
+
+def test_a_dictionary_set_once_before_the_loops_becomes_a_local() -> None:
+    out = rewritten(
+        """
+        def k(n):
+            _out_at = {}
+            _out_at[0] = np.zeros((n,))
+            for i in range(n):
+                o = _out_at[0]
+                o[np.uint64(i)] = 1.0
+            return _out_at[0]
+        """,
+        unbox_set_once,
+    )
+    assert "_out_at" not in out and "out = np.zeros((n,))" in out and "o = out" in out
+
+
+def test_a_dictionary_set_in_a_loop_or_under_another_key_stays() -> None:
+    for body in ("for i in range(n):\n    d[0] = i", "d[0] = 1\nd[1] = 2", "d[0] = 1\nd[0] = 2"):
+        source = "def k(n):\n  d = {}\n  " + body.replace("\n", "\n  ") + "\n  return d[0]\n"
+        assert rewritten(source, unbox_set_once) == ast.unparse(ast.parse(source).body[0])
+
+
+def test_views_move_out_of_the_loop_and_element_reads_stay() -> None:
+    out = rewritten(
+        """
+        def k(n, pool, s):
+            for i in range(n):
+                p = pool
+                t = p[0:24].view(np.float32).reshape((6,))
+                total = s[()]
+                t[np.uint64(i)] = total
+        """,
+        hoist_views,
+    )
+    assert out == textwrap.dedent(
+        """\
+        def k(n, pool, s):
+            if n > 0:
+                p = pool
+                t = p[0:24].view(np.float32).reshape((6,))
+                for i in range(n):
+                    total = s[()]
+                    t[np.uint64(i)] = total"""
+    )

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import polykrnl as pk
 
@@ -52,6 +53,16 @@ def test_bounded_campaign_finds_no_disagreement() -> None:
     assert not res.tracebacks, "\n\n".join(
         f"{f.detail}\n{f.text}\n{f.script}" for f in res.tracebacks
     )
+
+
+@pytest.mark.slow
+def test_bounded_campaign_numba_kernels_equal_the_interpreter() -> None:
+    """The Numba leg: every legal schedule's Numba kernel, bit for bit (seed 1, 6 programs)."""
+    pytest.importorskip("numba")
+    res = campaign(seed=1, programs=6, recipes=2, numba=True)
+    assert res.numba is not None and res.numba.compared > 0, res.to_json()
+    assert not res.findings, "\n\n".join(f"{f.kind}: {f.detail}\n{f.text}" for f in res.findings)
+    assert not res.tracebacks, "\n\n".join(f"{f.detail}\n{f.text}" for f in res.tracebacks)
 
 
 def test_an_empty_vectorized_loop_under_a_python_loop_touches_nothing() -> None:

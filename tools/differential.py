@@ -46,7 +46,7 @@ import time
 import traceback
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -361,7 +361,9 @@ def _sensitivity(fn: pk.Function, args: dict[str, Any], want: dict[str, Any]) ->
     return 4 * worst
 
 
-def compare_runs(fn: pk.Function, sched: pk.Schedule, prog: Prog, seed: int) -> bool:
+def compare_runs(
+    fn: pk.Function, sched: pk.Schedule, prog: Prog, seed: int, numba: NumbaLeg | None = None
+) -> bool:
     """Oracle 1 on a legal schedule; False when to_numpy refused (UnsupportedError)."""
     args = make_inputs(fn, {"N": prog.n}, seed=seed)
     want = copy.deepcopy(args)
@@ -397,15 +399,15 @@ def compare_runs(fn: pk.Function, sched: pk.Schedule, prog: Prog, seed: int) -> 
                     f"{float(np.max(np.abs(want[a].astype(float) - got[a].astype(float))))}"
                     f"\n{kernel.source}",
                 )
-    if NUMBA[0]:
+    if numba is not None:
         try:
             compiled = sched.to_numba(cache=False)
             got = copy.deepcopy(args)
             compiled(**got)
         except pk.UnsupportedError:
-            NUMBA[1] += 1
+            numba.refused += 1
             return True
-        NUMBA[2] += 1
+        numba.compared += 1
         for a in ARRAYS:
             if not _same(want[a], got[a], True):
                 raise Disagreement(
@@ -417,9 +419,13 @@ def compare_runs(fn: pk.Function, sched: pk.Schedule, prog: Prog, seed: int) -> 
     return True
 
 
-# The Numba leg: [on, refused, compared] (on with --numba; Numba kernels keep the
-# schedule's order, so they must equal the interpreter bit for bit).
-NUMBA: list[Any] = [False, 0, 0]
+@dataclass
+class NumbaLeg:
+    """The Numba kernels of legal schedules (with --numba): they keep the schedule's
+    order, so they must equal the interpreter bit for bit."""
+
+    compared: int = 0
+    refused: int = 0  # UnsupportedError (an op Numba cannot run)
 
 
 # ------------------------------------------------------------------ the campaign
@@ -449,6 +455,7 @@ class Results:
     findings: list[Finding] = field(default_factory=list)
     tracebacks: list[Finding] = field(default_factory=list)
     elapsed: float = 0.0
+    numba: NumbaLeg | None = None
 
     def to_json(self) -> dict[str, Any]:
         groups: dict[str, list[Finding]] = defaultdict(list)
@@ -469,7 +476,7 @@ class Results:
                 "primitives": sum(self.tally.refused_primitives.values()),
             },
             "refusal_reasons": dict(self.refusals + self.tally.refused_primitives),
-            "numba": {"compared": NUMBA[2], "refused": NUMBA[1]} if NUMBA[0] else None,
+            "numba": asdict(self.numba) if self.numba else None,
             "disagreements": len(self.findings),
             "tracebacks": len(self.tracebacks),
             "elapsed_seconds": round(self.elapsed, 2),
@@ -519,7 +526,7 @@ def one_recipe(
     if report.legal:
         res.legal += 1
         oracle.verdict(sched, values, True)
-        if not compare_runs(fn, sched, prog, seed):
+        if not compare_runs(fn, sched, prog, seed, res.numba):
             res.refused_numpy += 1
     else:
         res.illegal += 1
@@ -570,8 +577,10 @@ def run_program(seed: int, number: int, recipes: int, res: Results) -> None:
         )
 
 
-def campaign(seed: int, programs: int, recipes: int = 2, only: int | None = None) -> Results:
-    res = Results()
+def campaign(
+    seed: int, programs: int, recipes: int = 2, only: int | None = None, numba: bool = False
+) -> Results:
+    res = Results(numba=NumbaLeg() if numba else None)
     start = time.perf_counter()
     for number in [only] if only is not None else range(programs):
         run_program(seed, number, recipes, res)
@@ -620,8 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also compare the Numba kernel of each legal schedule (needs polykrnl[numba])",
     )
     a = ap.parse_args(argv)
-    NUMBA[0] = a.numba
-    res = campaign(a.seed, a.programs, a.recipes, a.only)
+    res = campaign(a.seed, a.programs, a.recipes, a.only, numba=a.numba)
     print(json.dumps(res.to_json(), indent=1) if a.json else report(res))
     return 1 if res.findings or res.tracebacks else 0
 

@@ -263,10 +263,11 @@ def _element_types(sched: Schedule, entry: ast.FunctionDef) -> dict[str, str]:
     for p, a in zip(params, args, strict=True):
         if isinstance(a.type, MemRefType):
             try:
-                out[p] = np.dtype(scalar_dtype(a.type.element_type)).name
+                dtype = np.dtype(scalar_dtype(a.type.element_type))
             except (TypeError, ValueError):
                 continue
-    return {p: "bool_" if d == "bool" else d for p, d in out.items()}
+            out[p] = "bool_" if dtype == np.bool_ else dtype.name  # np.bool_ is the type
+    return out
 
 
 def _typed_result(value: Any, t: Attribute) -> Any:

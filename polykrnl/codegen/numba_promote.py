@@ -29,7 +29,9 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+from collections import Counter
 from collections.abc import Iterator
+from typing import TypeGuard
 
 #: calls that neither write memory nor read arrays
 _PURE = frozenset({"min", "max", "abs", "int", "float", "bool", "range", "len"})
@@ -40,19 +42,8 @@ def unbox_set_once(fn: ast.FunctionDef) -> None:
     value defined outside every loop) that is set once, before any loop, become plain
     locals: every later read gets the same object, without a typed-dict lookup in each
     iteration (which also hid the array from `promote_invariants`)."""
-    top_sets: dict[str, int] = {}
-    for i, st in enumerate(fn.body):
-        if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(t := st.targets[0], ast.Subscript)
-            and isinstance(t.value, ast.Name)
-            and isinstance(t.slice, ast.Constant)
-            and t.slice.value == 0
-        ):
-            top_sets[t.value.id] = -1 if t.value.id in top_sets else i
-    created = {
-        st.targets[0].id: i
+    created = {  # dictionary -> its `D = {}` (position, target)
+        st.targets[0].id: (i, st.targets[0])
         for i, st in enumerate(fn.body)
         if isinstance(st, ast.Assign)
         and len(st.targets) == 1
@@ -60,27 +51,26 @@ def unbox_set_once(fn: ast.FunctionDef) -> None:
         and isinstance(st.value, ast.Dict)
         and not st.value.keys
     }
-    candidates = {d for d, i in top_sets.items() if i >= 0 and d in created}
-    # Any use but `D[0]` (another key, a store elsewhere, the dict itself) keeps it.
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            d = node.value.id
-            if d in candidates and not (
-                isinstance(node.slice, ast.Constant) and node.slice.value == 0
-            ):
-                candidates.discard(d)
-    uses = {
-        d: sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == d) for d in candidates
+    top_sets = Counter(
+        t.value.id
+        for st in fn.body
+        if isinstance(st, ast.Assign)
+        and len(st.targets) == 1
+        and _is_key0(t := st.targets[0])
+        and isinstance(t.value, ast.Name)
+    )
+    # Every other mention of the dictionary (another key, the dictionary itself as a
+    # value) keeps it: then it is not one value under one key.
+    through_key0 = {
+        id(n.value) for n in ast.walk(fn) if _is_key0(n) and isinstance(n.value, ast.Name)
     }
-    subscripts = {
-        d: sum(
-            1
-            for n in ast.walk(fn)
-            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == d
-        )
-        for d in candidates
+    creators = {id(target) for _, target in created.values()}
+    other_uses = {
+        n.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name) and id(n) not in through_key0 and id(n) not in creators
     }
-    candidates = {d for d in candidates if uses[d] == subscripts[d] + 1}  # + its creation
+    candidates = {d for d in created if top_sets[d] == 1 and d not in other_uses}
     if not candidates:
         return
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
@@ -99,8 +89,13 @@ def unbox_set_once(fn: ast.FunctionDef) -> None:
             self.generic_visit(node)
             return node
 
-    drop = {created[d] for d in candidates}
+    drop = {created[d][0] for d in candidates}
     fn.body = [Unbox().visit(st) for i, st in enumerate(fn.body) if i not in drop]
+
+
+def _is_key0(e: ast.AST) -> TypeGuard[ast.Subscript]:
+    """`D[0]`: a value kept in dictionary D (key 0: Numba's key outside every loop)."""
+    return isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and e.slice.value == 0
 
 
 def hoist_views(fn: ast.FunctionDef) -> None:

@@ -23,6 +23,7 @@ import random
 import re
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -45,6 +46,7 @@ VERBS: tuple[tuple[str, ...], ...] = (
     ("lower",),
     ("emit", "numpy"),
     ("emit", "pto"),
+    ("emit", "numba"),
 )
 # Sizes of 8: at the default 16, the reference interpreter alone takes 20 s on
 # heat_3d (a 2-vCPU machine): a legitimate run, not a hang, but over the limit.
@@ -313,7 +315,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     files = sorted(p for d in (*CORPORA, *args.dirs) for p in d.glob("*.mlir"))
-    outcomes = campaign(files, args.mutants, args.seed, args.jobs, args.limit)
+    start = time.monotonic()
+
+    def progress(done: int) -> None:
+        if done % 100 == 0 or done == args.mutants:
+            elapsed = time.monotonic() - start
+            print(f"{done}/{args.mutants} mutants, {elapsed:.0f} s", file=sys.stderr)
+
+    outcomes = campaign(files, args.mutants, args.seed, args.jobs, args.limit, progress)
     if args.json:
         print(json.dumps([asdict(o) for o in outcomes], indent=1))
     else:

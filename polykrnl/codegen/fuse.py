@@ -11,7 +11,7 @@ A definition `t = E` is folded into its one use when E only computes (names,
 constants, operators, calls of NumPy functions, `astype` and the value helpers
 of the prelude: no subscript, so no memory read moves), the use comes later in
 the same list of statements (not inside a loop or a branch, where it would run
-again), and nothing between them rebinds a name E reads.
+again), and nothing between them rebinds a name E reads. A pure definition nothing reads goes.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ def _fuse_block(stmts: list[ast.stmt], uses: Counter[str]) -> list[ast.stmt]:
                 del pending[name]
         if not _nested(st):
             folded |= _substitute(st, pending)
+        if (
+            isinstance(st, ast.Assign)
+            and all(isinstance(t, ast.Name) and not uses[t.id] for t in st.targets)
+            and _pure(st.value)
+        ):
+            continue  # a value nothing reads (a comparison a select no longer needs)
         if (
             isinstance(st, ast.Assign)
             and len(st.targets) == 1

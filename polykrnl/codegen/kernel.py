@@ -10,6 +10,7 @@ arguments in place and returns the function's results.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,7 @@ from xdsl.ir import OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.ast_loops import copied_statements
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.kernel_call import KernelCall
@@ -28,7 +30,7 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer, copied_statements
+from polykrnl.codegen.vectorize import COMMENT, Vectorizer
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import (
@@ -38,6 +40,7 @@ from polykrnl.model.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.recipe import schedule
+from polykrnl.transforms.splits import split_point
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -256,6 +259,7 @@ def write_kernel(
             {lv.loop: lv.why_not_vectorizable for lv in report.loops},
             reassociate=reassociate,
             carried={lv.loop: list(lv.pairs) for lv in report.loops},
+            split_of=functools.cache(functools.partial(split_point, sched)),
         )
         translator.replace_loop = vectorizer
     root = build_ast(sched.tree)

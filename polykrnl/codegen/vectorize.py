@@ -16,12 +16,15 @@ Where a loop stays scalar, the code says why in a comment.
 from __future__ import annotations
 
 import ast
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.codegen.isl_ast import FOR_NODE, IF_NODE, Translator
+from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
+from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
 from polykrnl.codegen.pyast import assign, call, const, int_constant, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
@@ -51,6 +54,7 @@ from polykrnl.codegen.updates import (
 )
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.poly import Statement
+from polykrnl.transforms.splits import SplitPoint
 
 COMMENT = "__polykrnl_comment__: "
 
@@ -58,6 +62,24 @@ COMMENT = "__polykrnl_comment__: "
 def comment(text: str) -> ast.stmt:
     """A line that the kernel's source shows as `# text`."""
     return ast.Expr(ast.Constant(COMMENT + text))
+
+
+@dataclass(frozen=True)
+class _Clip:
+    """The part of a split loop being written: its range replaced, or clipped."""
+
+    start: ast.expr | None
+    stop: ast.expr | None
+    replaces: bool = False
+
+    def range(self, start: ast.expr, stop: ast.expr) -> tuple[ast.expr, ast.expr]:
+        if self.replaces:
+            assert self.start is not None and self.stop is not None
+            return self.start, self.stop
+        return (
+            start if self.start is None else call("max", start, self.start),
+            stop if self.stop is None else call("min", stop, self.stop),
+        )
 
 
 @dataclass
@@ -78,6 +100,11 @@ class Vectorizer:
     failed: dict[str, str] = field(default_factory=dict)
     # Statements isl writes more than once (the copies of an unrolled loop)
     copied: frozenset[str] = frozenset()
+    # loop -> the iteration every dependence it carries goes through (None: none)
+    split_of: Callable[[str], SplitPoint | None] | None = None
+    _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
+    # loop -> (start, stop) the part being written is clipped to (index-set splitting)
+    _clip: dict[str, _Clip] = field(default_factory=dict)
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
 
@@ -92,9 +119,14 @@ class Vectorizer:
         if self._passing is n:
             self._passing = None
             return None
-        tree = _tree(n, mark)
+        if mark is not None:
+            self._iters[mark] = n.for_get_iterator().id_get_id().get_name()
+        tree = loop_tree_at(n, mark)
         if tree is None:
             return None  # ifs, or loops isl made without a Krnl loop's mark
+        split = self._split(tr, tree)
+        if split is not None:
+            return split or None  # [] : the split starts at an inner loop
         out = self._gen(tr, [], tree)
         if out is not None:
             return out
@@ -111,12 +143,121 @@ class Vectorizer:
         tr._pending_mark = mark
         return [comment(f"loop {tree.mark} stays a loop: {why}"), *tr.for_node(n)]
 
-    def _gen(self, tr: Translator, prefix: list[_Loop], loop: _Loop) -> list[ast.stmt] | None:
+    def _split(self, tr: Translator, tree: AstLoop) -> list[ast.stmt] | None:
+        """The chain under `tree` as array code in parts, its non-parallel loops split
+        where every dependence they carry starts or ends (see transforms/splits.py).
+
+        Each split loop runs as its parts in its own order; inside a part no loop of
+        the chain carries a dependence, so the part is parallel. The parts of the
+        chain run one after the other in lexicographic order: a dependence carried
+        by a loop of the chain goes between two of its parts, forward. [] when the
+        chain splits from an inner loop on (this one stays a loop); None when not.
+        """
+        chain = tree.chain()
+        if self.split_of is None or chain is None:
+            return None
+        if any(
+            self.statements[name].exports or self.statements[name].imports
+            for name in statements_of(tree)
+        ):
+            # iter_args values are kept per iteration of the loops around their
+            # iterate: a part of one iteration would store an array of one element.
+            return None
+        marks = [x.mark for x in chain]
+        for start in range(len(chain)):
+            inner = set(marks[start:])
+            points: dict[str, SplitPoint] = {}
+            for m in marks[start:]:
+                status = self.status.get(m)
+                if status == "parallel":
+                    continue
+                sp = self.split_of(m) if status == "forward" else None
+                if sp is None or _point_uses(sp, inner):
+                    break
+                points[m] = sp
+            else:
+                if not points:
+                    return None
+                if start:
+                    return []
+                return self._split_parts(tr, chain, points)
+        return None
+
+    def _split_parts(
+        self, tr: Translator, chain: list[AstLoop], points: dict[str, SplitPoint]
+    ) -> list[ast.stmt] | None:
+        inner = {x.mark for x in chain}
+        node_of = {x.mark: x.node for x in chain}
+        cuts: dict[str, list[tuple[str, _Clip]]] = {}
+        guards: list[ast.expr] = []
+        for m, sp in points.items():
+            names = []
+            for o in sp.outer:
+                it = self._iters.get(o)
+                if o not in inner and (it is None or it not in tr.names):
+                    return None  # an outer loop polykrnl did not write as a loop
+                names.append("_" if o in inner else tr.names[it or ""])
+            p = expr_of_pw_aff(isl.PwAff.from_aff(sp.point), names)
+            text = ast.unparse(p)
+            what = (f"{m} < {text}", f"{m} = {text}", f"{m} > {text}")
+            own = tr.bounds(node_of[m])
+            exact = own is not None and not (_names(own[1]) | _names(own[2])) & {
+                tr.names.get(self._iters.get(x, ""), "") for x in inner
+            }
+            if (
+                exact
+                and own is not None
+                and not any(_involves(pa, sp.outer, inner) for part in sp.parts for pa in part)
+            ):
+                # The parts' own ranges (`0:k`, `k:k + 1`, `k + 1:N`), exact where the
+                # loop runs: the guard keeps them from running where it does not.
+                guard = ast.Compare(own[2], [ast.Gt()], [own[1]])
+                if not any(same_tree(guard, g) for g in guards):
+                    guards.append(guard)
+                cuts[m] = [
+                    (w, _Clip(expr_of_pw_aff(lo, names), expr_of_pw_aff(hi, names), True))
+                    for w, (lo, hi) in zip(what, sp.parts, strict=True)
+                ]
+            else:
+                after = _plus(p, 1)
+                clips = (_Clip(None, p), _Clip(p, after), _Clip(after, None))
+                cuts[m] = list(zip(what, clips, strict=True))
+        saved = (dict(tr.names), set(tr.taken), self._keys(), self.status)
+        self.status = {**self.status, **dict.fromkeys(points, "parallel")}
+        at = ", ".join(what[1][0] for what in cuts.values())
+        note = comment(
+            f"loops {', '.join(points)} split at {at}: every dependence they carry "
+            "starts or ends there, so each part is parallel"
+        )
+        out: list[ast.stmt] = []
+        loops = [(x.mark, x.node) for x in chain]
+        users = [u for u in chain[-1].items if not isinstance(u, AstLoop)]
+        try:
+            for part in itertools.product(*cuts.values()):
+                self._clip = {m: clip for m, (_, clip) in zip(cuts, part, strict=True)}
+                code = self._vector(tr, loops, users)
+                if code is None:
+                    tr.names.clear()
+                    tr.names.update(saved[0])
+                    tr.taken.clear()
+                    tr.taken.update(saved[1])
+                    self.state.vec_keys = saved[2]
+                    return None
+                out += [comment(", ".join(what for what, _ in part)), *code[1:]]
+        finally:
+            self.status = saved[3]
+            self._clip = {}
+        if guards:
+            test = guards[0] if len(guards) == 1 else ast.BoolOp(ast.And(), guards)
+            out = [ast.If(test, out, [])]
+        return [note, *out]
+
+    def _gen(self, tr: Translator, prefix: list[AstLoop], loop: AstLoop) -> list[ast.stmt] | None:
         """Array code for `loop` inside the (vectorized) `prefix` loops, or None."""
         chain = [*prefix, loop]
-        if len(loop.items) == 1 and isinstance(loop.items[0], _Loop):
+        if len(loop.items) == 1 and isinstance(loop.items[0], AstLoop):
             return self._gen(tr, chain, loop.items[0])
-        users = [x for x in loop.items if not isinstance(x, _Loop)]
+        users = [x for x in loop.items if not isinstance(x, AstLoop)]
         if len(users) == len(loop.items):
             found = self._try(tr, chain, users)
             if found is not None or len(users) == 1:
@@ -126,7 +267,7 @@ class Vectorizer:
         # when no dependence carried by a loop of the chain goes from a part back to
         # an earlier one (those inside one iteration go forward, in body order).
         # Each part then sees the loops as its own dependences make them.
-        parts = [_statements_of(item) for item in loop.items]
+        parts = [statements_of(item) for item in loop.items]
         where = {st: i for i, names in enumerate(parts) for st in names}
         # A statement in several parts (the copies of an unrolled loop) has instances
         # in each: a dependence between two of them may go from a later part back.
@@ -155,7 +296,7 @@ class Vectorizer:
             try:
                 part = (
                     self._gen(tr, chain, item)
-                    if isinstance(item, _Loop)
+                    if isinstance(item, AstLoop)
                     else self._try(tr, chain, [item])
                 )
             finally:
@@ -171,7 +312,7 @@ class Vectorizer:
         return out
 
     def _try(
-        self, tr: Translator, loops: list[_Loop], users: list[isl.AstExpr]
+        self, tr: Translator, loops: list[AstLoop], users: list[isl.AstExpr]
     ) -> list[ast.stmt] | None:
         chain = [(x.mark, x.node) for x in loops]
         reductions_only = self._may_reduce(users) and all(
@@ -258,7 +399,7 @@ class Vectorizer:
         marks = {part for loop, _ in par for part in loop.split("+")}
         for u in users:
             st = self.statements[u.op_get_arg(0).id_get_id().get_name()]
-            args = [_ids(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
+            args = [ast_ids(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             for it in par_its:
                 dims = [d for d, ids in enumerate(args) if it in ids]
                 if len(dims) < 2:
@@ -281,12 +422,12 @@ class Vectorizer:
     ) -> list[ast.stmt]:
         def uses_par(node: ChainLoop) -> bool:
             init, cond = range_exprs(node)
-            return bool((_ids(init) | _ids(cond)) & par_its)
+            return bool((ast_ids(init) | ast_ids(cond)) & par_its)
 
         if any(uses_par(node) for _, node in seq):
             raise NotVectorizable("the bounds of a sequential loop use a parallel one")
         for loop, node in par:
-            if _ids(range_exprs(node)[0]) & par_its:
+            if ast_ids(range_exprs(node)[0]) & par_its:
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
         if (
             self._may_reduce(users)
@@ -318,6 +459,9 @@ class Vectorizer:
             if b is None:
                 raise NotVectorizable(f"loop {loop} has no simple bound")
             it, start, stop, step_expr = b
+            clip = self._clip.get(loop)
+            if clip is not None:
+                start, stop = clip.range(start, stop)
             stride = int_constant(step_expr)
             if stride is None or stride < 1:
                 raise NotVectorizable(f"loop {loop} has a step that is not a positive constant")
@@ -559,16 +703,13 @@ def _nonempty(start: ast.expr, stop: ast.expr) -> bool:
     return a is not None and b is not None and b > a
 
 
-def _point_of_tile(start: ast.expr, stop: ast.expr) -> bool:
-    """Whether the range looks like a tile's point loop, `range(t, min(U, t + S))`,
-    which is never below its start where its tile loop runs (t < U); where it is not
-    one, the guard of `_guarded` keeps the empty slice from running."""
-    return isinstance(stop, ast.Call) and any(
-        isinstance(x, ast.BinOp)
-        and isinstance(x.op, ast.Add)
-        and same_tree(x.left, start)
-        and (int_constant(x.right) or 0) > 0
-        for x in stop.args
+def _one_past(stop: ast.expr, start: ast.expr) -> bool:
+    """Whether `stop` is `start + c` with a constant c > 0 (a range that always runs)."""
+    return (
+        isinstance(stop, ast.BinOp)
+        and isinstance(stop.op, ast.Add)
+        and same_tree(stop.left, start)
+        and (int_constant(stop.right) or 0) > 0
     )
 
 
@@ -576,44 +717,27 @@ def _guarded(block: list[ast.stmt], vec: dict[str, VecIter]) -> list[ast.stmt]:
     """`block` run only when every vectorized range is non-empty: an empty slice reads
     nothing, but the statement's other subscripts (`A[p:4, p]` at p = 4) may then be
     out of bounds, where the loop would not have run them at all."""
-    tests: list[ast.expr] = [
-        ast.Compare(_unclamped(it.stop, it.start), [ast.Gt()], [it.start])
-        for it in vec.values()
-        if not _nonempty(it.start, it.stop)
-    ]
+    tests: list[ast.expr] = []
+    for it in vec.values():
+        test = ast.Compare(it.stop, [ast.Gt()], [it.start])
+        if _nonempty(it.start, it.stop) or _one_past(it.stop, it.start):
+            continue
+        if not any(same_tree(test, t) for t in tests):
+            tests.append(test)
     if not tests:
         return block
-    test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
-    return [ast.If(test, block, [])]
-
-
-def _unclamped(stop: ast.expr, start: ast.expr) -> ast.expr:
-    """`stop` without the `max(start, ...)` of `_not_below` (the same test, plainer)."""
-    if (
-        isinstance(stop, ast.Call)
-        and isinstance(stop.func, ast.Name)
-        and stop.func.id == "max"
-        and len(stop.args) == 2
-        and same_tree(stop.args[0], start)
-    ):
-        return stop.args[1]
-    return stop
+    both = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+    return [ast.If(both, block, [])]
 
 
 def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
-    """`stop`, or `max(start, stop)` when it may be negative and below `start` (an empty
-    loop with symbolic bounds): Python counts a negative slice stop from the end of
-    the array, so the slice would not be empty."""
+    """`stop`, or `start` for a constant range that is empty. (A symbolic stop below
+    its start, which a slice would count from the end of the array, never runs: the
+    guard of `_guarded` tests every such range.)"""
     a, b = int_constant(start), int_constant(stop)
-    if a is not None and b is not None:
-        return stop if b >= a else start
-    if b is not None and b >= 0:
-        return stop  # below the start it still gives an empty slice
-    if same_tree(start, stop):
-        return stop
-    if _point_of_tile(start, stop):
-        return stop  # never below its start
-    return call("max", start, stop)
+    if a is not None and b is not None and b < a:
+        return start
+    return stop
 
 
 def _uses(stmts: list[ast.stmt], name_: str) -> bool:
@@ -641,121 +765,24 @@ def _names(e: ast.expr) -> set[str]:
     return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}
 
 
-def _ids(e: isl.AstExpr) -> set[str]:
-    """The identifiers an isl expression uses."""
-    t = e.get_type()
-    if t == isl.ast_expr_type.id:
-        return {e.id_get_id().get_name()}
-    if t == isl.ast_expr_type.op:
-        out: set[str] = set()
-        for i in range(e.op_get_n_arg()):
-            out |= _ids(e.op_get_arg(i))
-        return out
-    return set()
-
-
-@dataclass
-class _Loop:
-    """A loop of isl's AST with the Krnl loop it is, and what its body holds."""
-
-    mark: str
-    node: isl.AstNode
-    items: list[_Loop | isl.AstExpr]  # inner loops and statement calls, in order
-
-    def chain(self) -> list[_Loop] | None:
-        """The perfectly nested loops from this one down, if its body is only statements."""
-        out = [self]
-        while len(out[-1].items) == 1 and isinstance(out[-1].items[0], _Loop):
-            out.append(out[-1].items[0])
-        return out if not any(isinstance(x, _Loop) for x in out[-1].items) else None
-
-
-def _tree(n: isl.AstNode, mark: str | None) -> _Loop | None:
-    if mark is None:
-        return None
-    body, inner = _unmark(n.for_get_body())
-    parts = [body] if body.get_type() != isl.ast_node_type.block else _children(body)
-    items: list[_Loop | isl.AstExpr] = []
-    for p in parts:
-        c, m = (p, inner) if p is body else _unmark(p)
-        t = c.get_type()
-        if t == isl.ast_node_type.user:
-            items.append(c.user_get_expr())
-        elif t == FOR_NODE:
-            sub = _tree(c, m)
-            if sub is None:
-                return None
-            items.append(sub)
-        else:
-            return None
-    return _Loop(mark, n, items)
-
-
-def copied_statements(root: isl.AstNode) -> frozenset[str]:
-    """The statements that appear in more than one user node of the AST."""
-    seen: set[str] = set()
-    twice: set[str] = set()
-
-    def visit(n: isl.AstNode) -> None:
-        t = n.get_type()
-        if t == isl.ast_node_type.user:
-            name = n.user_get_expr().op_get_arg(0).id_get_id().get_name()
-            (twice if name in seen else seen).add(name)
-        elif t == isl.ast_node_type.block:
-            for c in _children(n):
-                visit(c)
-        elif t == isl.ast_node_type.mark:
-            visit(n.mark_get_node())
-        elif t == FOR_NODE:
-            visit(n.for_get_body())
-        elif t == IF_NODE:
-            visit(n.if_get_then_node())
-            if n.if_has_else_node():
-                visit(n.if_get_else_node())
-
-    visit(root)
-    return frozenset(twice)
-
-
-def _statements_of(item: _Loop | isl.AstExpr) -> set[str]:
-    if isinstance(item, _Loop):
-        out: set[str] = set()
-        for x in item.items:
-            out |= _statements_of(x)
-        return out
-    return {item.op_get_arg(0).id_get_id().get_name()}
-
-
-def _children(n: isl.AstNode) -> list[isl.AstNode]:
-    children = n.block_get_children()
-    return [children.get_at(i) for i in range(children.n_ast_node())]
-
-
 def _target(a: ast.Assign) -> str:
     t = a.targets[0]
     return t.id if isinstance(t, ast.Name) else ""
 
 
-def _unmark(n: isl.AstNode) -> tuple[isl.AstNode, str | None]:
-    mark = None
-    while n.get_type() == isl.ast_node_type.mark:
-        mark = n.mark_get_id().get_name()
-        n = n.mark_get_node()
-    return n, mark
+def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:
+    """Whether the split point of `sp` depends on one of `loops`."""
+    return any(
+        o in loops and not sp.point.get_coefficient_val(isl.dim_type.in_, i).is_zero()
+        for i, o in enumerate(sp.outer)
+    )
 
 
-def _users(n: isl.AstNode) -> list[isl.AstExpr] | None:
-    """The calls of a body made only of statements, in order (None otherwise)."""
-    t = n.get_type()
-    if t == isl.ast_node_type.user:
-        return [n.user_get_expr()]
-    if t != isl.ast_node_type.block:
-        return None
-    out: list[isl.AstExpr] = []
-    children = n.block_get_children()
-    for i in range(children.n_ast_node()):
-        c, _ = _unmark(children.get_at(i))
-        if c.get_type() != isl.ast_node_type.user:
-            return None
-        out.append(c.user_get_expr())
-    return out
+def _plus(e: ast.expr, n: int) -> ast.expr:
+    c = int_constant(e)
+    return const(c + n) if c is not None else ast.BinOp(e, ast.Add(), const(n))
+
+
+def _involves(pa: isl.PwAff, outer: tuple[str, ...], loops: set[str]) -> bool:
+    """Whether `pa` (a function of the `outer` loops) depends on one of `loops`."""
+    return any(pa.involves_dims(isl.dim_type.in_, i, 1) for i, o in enumerate(outer) if o in loops)

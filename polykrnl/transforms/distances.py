@@ -18,7 +18,7 @@ from polykrnl.transforms.dependences import Dependence
 from polykrnl.transforms.legality_report import LoopStatus, LoopVerdict
 
 
-def _carried_pairs(n: int) -> isl.Map:
+def carried_pairs(n: int) -> isl.Map:
     """{[o..., l] -> [o..., l'] : l' != l} over n dims (equal outer loops)."""
     xs = [f"x{i}" for i in range(n)]
     ys = [*xs[:-1], "y"]
@@ -120,7 +120,7 @@ def loop_verdict(
             # The instance pairs, for a witness of the parallel violation.
             if pair is None:
                 m = sched.prefix_map(path, sorted(set(sched.statements_below(name))))
-                pair = m.apply_range(isl.UnionMap.from_map(_carried_pairs(k))).apply_range(
+                pair = m.apply_range(isl.UnionMap.from_map(carried_pairs(k))).apply_range(
                     m.reverse()
                 )
             carried.append((d, isl.UnionMap.from_map(d.relation).intersect(pair)))

@@ -38,6 +38,7 @@ from polykrnl.model.interpreter import (
 )
 from polykrnl.model.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
+from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.recipe import schedule
 from polykrnl.transforms.splits import split_point
@@ -260,6 +261,8 @@ def write_kernel(
             reassociate=reassociate,
             carried={lv.loop: list(lv.pairs) for lv in report.loops},
             split_of=functools.cache(functools.partial(split_point, sched)),
+            box_of=functools.cache(functools.partial(loop_range, sched)),
+            threaded=marked,
         )
         translator.replace_loop = vectorizer
     root = build_ast(sched.tree)

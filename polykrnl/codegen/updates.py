@@ -12,6 +12,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 
 from polykrnl.codegen.pyast import const, same_tree
 from polykrnl.codegen.pyast import name as name_
+from polykrnl.codegen.statements import StatementWriter
 from polykrnl.model import dialect as k
 from polykrnl.model.poly import Statement
 
@@ -239,3 +240,44 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
             continue
         out.append(updates.get(i, st))
     return out
+
+
+def contraction(w: StatementWriter, value: SSAValue, rank: int, n_par: int) -> ast.expr | None:
+    """The sum over the reduction axes of a product of loads, as `@` or np.einsum."""
+    factors = product_factors(value)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    arrays: list[ast.expr] = []
+    specs: list[str] = []
+    scalars: list[ast.expr] = []
+    for f in factors:
+        if isinstance(f.owner, Operation) and is_load(f.owner):
+            op = f.owner
+            mem = w.value(op.operands[0])
+            sliced = w.slices([w.value(x) for x in op.operands[1:]])
+            if sliced is None:
+                return None
+            idx, axes = sliced
+            arrays.append(ast.Subscript(mem, index_of(idx), ast.Load()))
+            specs.append("".join(letters[a] for a in axes))
+        else:
+            v = w.value(f)
+            if w.vector_names(v):
+                return None  # a factor computed from the loops: np.sum of the product
+            scalars.append(v)
+    if len(arrays) < 2:
+        return None  # one array: np.sum says it better than np.einsum
+    # Every loop must index some operand: einsum sums a loop no operand uses
+    # once, where the loop adds the same product once per iteration.
+    if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
+        return None
+    total: ast.expr | None = as_matmul(arrays, specs, letters[:n_par])
+    if total is None:
+        spec = ",".join(specs) + "->" + letters[:n_par]
+        total = ast.Call(
+            dotted("np.einsum"),
+            [ast.Constant(spec), *arrays],
+            [ast.keyword("optimize", ast.Constant(True))],
+        )
+    for c in scalars:
+        total = ast.BinOp(c, ast.Mult(), total)
+    return total

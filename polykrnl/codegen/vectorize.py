@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
-from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
 from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
+from polykrnl.codegen.masks import inside, masked_stores, unmaskable
 from polykrnl.codegen.pyast import assign, call, const, int_constant, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
@@ -44,16 +44,25 @@ from polykrnl.codegen.tile_merge import (
 from polykrnl.codegen.updates import (
     COMBINE,
     REDUCE,
-    as_matmul,
+    contraction,
     dotted,
     in_place,
     index_of,
-    is_load,
-    product_factors,
     update_of,
+)
+from polykrnl.codegen.vector_ranges import (
+    Clip,
+    arange_of,
+    guarded,
+    names_in,
+    not_below,
+    range_call,
+    target_name,
+    uses_name,
 )
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.poly import Statement
+from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 
 COMMENT = "__polykrnl_comment__: "
@@ -62,24 +71,6 @@ COMMENT = "__polykrnl_comment__: "
 def comment(text: str) -> ast.stmt:
     """A line that the kernel's source shows as `# text`."""
     return ast.Expr(ast.Constant(COMMENT + text))
-
-
-@dataclass(frozen=True)
-class _Clip:
-    """The part of a split loop being written: its range replaced, or clipped."""
-
-    start: ast.expr | None
-    stop: ast.expr | None
-    replaces: bool = False
-
-    def range(self, start: ast.expr, stop: ast.expr) -> tuple[ast.expr, ast.expr]:
-        if self.replaces:
-            assert self.start is not None and self.stop is not None
-            return self.start, self.stop
-        return (
-            start if self.start is None else call("max", start, self.start),
-            stop if self.stop is None else call("min", stop, self.stop),
-        )
 
 
 @dataclass
@@ -102,9 +93,13 @@ class Vectorizer:
     copied: frozenset[str] = frozenset()
     # loop -> the iteration every dependence it carries goes through (None: none)
     split_of: Callable[[str], SplitPoint | None] | None = None
+    # (loop, loops projected out) -> its range there: the bounding box of a triangle
+    box_of: Callable[[str, frozenset[str], tuple[str, ...]], LoopRange] | None = None
+    # krnl.parallel loops that run on threads (parallel=True): rows, never masked
+    threaded: frozenset[str] = frozenset()
     _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
     # loop -> (start, stop) the part being written is clipped to (index-set splitting)
-    _clip: dict[str, _Clip] = field(default_factory=dict)
+    _clip: dict[str, Clip] = field(default_factory=dict)
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
 
@@ -188,7 +183,7 @@ class Vectorizer:
     ) -> list[ast.stmt] | None:
         inner = {x.mark for x in chain}
         node_of = {x.mark: x.node for x in chain}
-        cuts: dict[str, list[tuple[str, _Clip]]] = {}
+        cuts: dict[str, list[tuple[str, Clip]]] = {}
         guards: list[ast.expr] = []
         for m, sp in points.items():
             names = []
@@ -201,7 +196,7 @@ class Vectorizer:
             text = ast.unparse(p)
             what = (f"{m} < {text}", f"{m} = {text}", f"{m} > {text}")
             own = tr.bounds(node_of[m])
-            exact = own is not None and not (_names(own[1]) | _names(own[2])) & {
+            exact = own is not None and not (names_in(own[1]) | names_in(own[2])) & {
                 tr.names.get(self._iters.get(x, ""), "") for x in inner
             }
             if (
@@ -215,12 +210,12 @@ class Vectorizer:
                 if not any(same_tree(guard, g) for g in guards):
                     guards.append(guard)
                 cuts[m] = [
-                    (w, _Clip(expr_of_pw_aff(lo, names), expr_of_pw_aff(hi, names), True))
+                    (w, Clip(expr_of_pw_aff(lo, names), expr_of_pw_aff(hi, names), True))
                     for w, (lo, hi) in zip(what, sp.parts, strict=True)
                 ]
             else:
                 after = _plus(p, 1)
-                clips = (_Clip(None, p), _Clip(p, after), _Clip(after, None))
+                clips = (Clip(None, p), Clip(p, after), Clip(after, None))
                 cuts[m] = list(zip(what, clips, strict=True))
         saved = (dict(tr.names), set(tr.taken), self._keys(), self.status)
         self.status = {**self.status, **dict.fromkeys(points, "parallel")}
@@ -353,6 +348,7 @@ class Vectorizer:
         """
         merged = merge_tiles(chain, self.status, self.tile_of)
         isl_it = {loop: iterator_name(node) for loop, node in merged}
+        self._iters.update(isl_it)
         par = [(loop, node) for loop, node in merged if self.status.get(loop) == "parallel"]
         seq = [(loop, node) for loop, node in merged if self.status.get(loop) != "parallel"]
         par_its = {isl_it[loop] for loop, _ in par}
@@ -364,7 +360,7 @@ class Vectorizer:
             self._refuse_absorbed(par, par_its, users)
             self._refuse_copied_values(users)
             out = self._emit(tr, seq, par, par_its, users)
-            if _uses(out, POISON):
+            if uses_name(out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
             return out
         except NotVectorizable as e:
@@ -427,7 +423,7 @@ class Vectorizer:
         if any(uses_par(node) for _, node in seq):
             raise NotVectorizable("the bounds of a sequential loop use a parallel one")
         for loop, node in par:
-            if ast_ids(range_exprs(node)[0]) & par_its:
+            if self.box_of is None and ast_ids(range_exprs(node)[0]) & par_its:
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
         if (
             self._may_reduce(users)
@@ -450,10 +446,13 @@ class Vectorizer:
             it, start, stop, step = b
             py = tr.fresh(loop.split("+")[-1])
             tr.names[it] = py
-            outer.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
+            outer.append((ast.Name(py, ast.Store()), range_call(start, stop, step)))
         out: list[ast.stmt] = []
         vec: dict[str, VecIter] = {}
         rank = len(par)
+        terms: list[ast.expr] = []  # the triangle inside the bounding box of the axes
+        axes = tuple(loop for loop, _ in par)
+        masked = self.box_of is not None and _triangular(par)
         for axis, (loop, node) in enumerate(par):
             b = self._bounds(tr, node)
             if b is None:
@@ -465,12 +464,16 @@ class Vectorizer:
             stride = int_constant(step_expr)
             if stride is None or stride < 1:
                 raise NotVectorizable(f"loop {loop} has a step that is not a positive constant")
-            if (_names(start) | _names(stop)) & set(vec):
+            triangle = (start, stop)
+            if masked:
+                start, stop = self._box(tr, loop, node, axes, users)
+            elif (names_in(start) | names_in(stop)) & set(vec):
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
-            stop = _not_below(stop, start)
+            stop = not_below(stop, start)
             py = tr.fresh(loop.split("+")[-1])
             length = tr.fresh("n_" + loop.split("+")[-1])
             tr.names[it] = py
+            terms += inside(py, *triangle, set(vec))
             shape = ast.Tuple([const(-1), *([const(1)] * (rank - 1 - axis))], ast.Load())
             rng = call("np.arange", start, stop, *([const(stride)] if stride != 1 else []))
             out.append(assign(py, call("np.reshape", rng, shape) if rank - 1 - axis else rng))
@@ -485,15 +488,78 @@ class Vectorizer:
             out += in_place(StatementWriter(self.state, self.statements[stmt], args, vec).write())
         # The ranges and lengths the slices made unnecessary go.
         setup, body = out[: 2 * rank], out[2 * rank :]
+        body = self._masked(tr, body, terms, vec)
         used = {x.id for st in body for x in ast.walk(st) if isinstance(x, ast.Name)}
-        setup = [a for a in setup if isinstance(a, ast.Assign) and _target(a) in used]
+        setup = [a for a in setup if isinstance(a, ast.Assign) and target_name(a) in used]
         note = f"loops {', '.join(loop for loop, _ in par)} vectorized (parallel)"
+        if terms:
+            note += " over their bounding box, stores masked"
         if seq:
             note += f"; {', '.join(loop for loop, _ in seq)} sequential, moved outside"
-        block: list[ast.stmt] = _guarded([*setup, *body], vec)
+        block: list[ast.stmt] = guarded([*setup, *body], vec)
         for target, loop_range in reversed(outer):
             block = [ast.For(target, loop_range, block, [])]
         return [comment(note), *block]
+
+    def _box(
+        self,
+        tr: Translator,
+        loop: str,
+        node: ChainLoop,
+        axes: tuple[str, ...],
+        users: list[isl.AstExpr],
+    ) -> tuple[ast.expr, ast.expr]:
+        """The range of `loop` where it runs the `users`, over all the values of the
+        vectorized `axes`: with the others, the bounding box of the triangle the loops
+        make (see codegen/masks.py). From the statements' domains, not from isl's loop:
+        an outer loop distributed over several parts runs over all their ranges."""
+        why = "the bounds of a vectorized loop use another one"
+        if self.box_of is None or isinstance(node, MergedRange) or self._clip:
+            raise NotVectorizable(why)
+        on_threads = [x for x in axes if x in self.threaded]
+        if on_threads:
+            # The user asked for threads over its rows, not for one masked expression.
+            raise NotVectorizable(f"{why}, which runs on threads")
+        stmts = [self.statements[u.op_get_arg(0).id_get_id().get_name()] for u in users]
+        refused = unmaskable(stmts, axes)
+        if refused is not None:
+            raise NotVectorizable(f"{why}, and masking it is not exact: {refused}")
+        names_ = tuple(s.name for s in stmts)
+        r = self.box_of(loop, frozenset(axes), names_)
+        for one in names_ if len(names_) > 1 else ():
+            own = self.box_of(loop, frozenset(axes), (one,))
+            if not (own.first.is_equal(r.first) and own.end.is_equal(r.end)):
+                raise NotVectorizable(f"{why}, and its statements run over different ranges")
+        names: list[str] = []
+        for o in r.outer:
+            py = tr.names.get(self._iters.get(o, ""))
+            if py is None:
+                raise NotVectorizable(why)
+            names.append(py)
+        return expr_of_pw_aff(r.first, names), expr_of_pw_aff(r.end, names)
+
+    def _masked(
+        self,
+        tr: Translator,
+        body: list[ast.stmt],
+        terms: list[ast.expr],
+        vec: dict[str, VecIter],
+        reduced: int = 0,
+    ) -> list[ast.stmt]:
+        """`body` storing only inside the triangle that `terms` describe (if any). The
+        `reduced` innermost axes are summed away before the store: the mask (which
+        does not depend on them) loses them too."""
+        if not terms:
+            return body
+        mask = tr.fresh("inside")
+        test = terms[0]
+        for t in terms[1:]:
+            test = ast.BinOp(test, ast.BitAnd(), t)
+        if reduced:
+            drop = ast.Tuple([ast.Constant(...), *[const(0)] * reduced], ast.Load())
+            test = ast.Subscript(test, drop, ast.Load())
+        dicts = set(self.state.dicts.values())
+        return [assign(mask, test), *masked_stores(body, mask, set(vec), dicts)]
 
     def _bounds(
         self, tr: Translator, node: ChainLoop
@@ -549,19 +615,27 @@ class Vectorizer:
                 it, start, stop, step = b
                 py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
-                around.append((ast.Name(py, ast.Store()), _range(start, stop, step)))
+                around.append((ast.Name(py, ast.Store()), range_call(start, stop, step)))
             vec: dict[str, VecIter] = {}
             rank = len(loops)
+            terms: list[ast.expr] = []
+            masked = self.box_of is not None and _triangular(loops[:n_par])
             for axis, (loop, node) in enumerate(loops):
                 b = self._bounds(tr, node)
                 if b is None or not (isinstance(b[3], ast.Constant) and b[3].value == 1):
                     raise NotVectorizable("no simple bound")
                 it, start, stop, _ = b
-                if (_names(start) | _names(stop)) & set(vec):
+                triangle = (start, stop)
+                if masked and axis < n_par:
+                    vectorized = tuple(x for x, _ in loops)
+                    start, stop = self._box(tr, loop, node, vectorized, [u])
+                elif (names_in(start) | names_in(stop)) & set(vec):
+                    # A reduction over a box would add the terms outside the triangle.
                     raise NotVectorizable("bounds use another vectorized loop")
-                stop = _not_below(stop, start)
+                stop = not_below(stop, start)
                 py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
+                terms += inside(py, *triangle, set(vec))
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
@@ -588,7 +662,7 @@ class Vectorizer:
                 index = index_of(sliced[0])
             total = None
             if form.kind in ("add", "sub"):
-                total = self._contraction(w, form.value, rank, n_par)
+                total = contraction(w, form.value, rank, n_par)
             how = "a contraction (@)" if total is not None else ""
             if total is None:
                 e = w.value(form.value)
@@ -627,7 +701,8 @@ class Vectorizer:
             else:
                 # In place: NumPy evaluates the right side first (copying where it overlaps).
                 w.out.append(ast.AugAssign(target, combine, total))
-            if _uses(w.out, POISON):
+            w.out = self._masked(tr, w.out, terms, vec, rank - n_par)
+            if uses_name(w.out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
         except NotVectorizable:
             tr.names.clear()
@@ -640,134 +715,18 @@ class Vectorizer:
         red = ", ".join(loop for loop, _ in loops[n_par:])
         note = f"reduction over {red} as {how}"
         if par:
-            note = f"loops {par} vectorized, {note}"
+            box = " over their bounding box, stores masked" if terms else ""
+            note = f"loops {par} vectorized{box}, {note}"
         if outer:
             note += f"; {', '.join(loop for loop, _ in outer)} sequential, outside"
         if not form.exact:
             self.reassociated = True
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
-        setup = [_arange(it) for it in vec.values() if it.name in used]
-        block: list[ast.stmt] = _guarded([*setup, *w.out], vec)
+        setup = [arange_of(it) for it in vec.values() if it.name in used]
+        block: list[ast.stmt] = guarded([*setup, *w.out], vec)
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
-
-    def _contraction(
-        self, w: StatementWriter, value: SSAValue, rank: int, n_par: int
-    ) -> ast.expr | None:
-        """The sum over the reduction axes of a product of loads, as `@` or np.einsum."""
-        factors = product_factors(value)
-        letters = "abcdefghijklmnopqrstuvwxyz"
-        arrays: list[ast.expr] = []
-        specs: list[str] = []
-        scalars: list[ast.expr] = []
-        for f in factors:
-            if isinstance(f.owner, Operation) and is_load(f.owner):
-                op = f.owner
-                mem = w.value(op.operands[0])
-                sliced = w.slices([w.value(x) for x in op.operands[1:]])
-                if sliced is None:
-                    return None
-                idx, axes = sliced
-                arrays.append(ast.Subscript(mem, index_of(idx), ast.Load()))
-                specs.append("".join(letters[a] for a in axes))
-            else:
-                v = w.value(f)
-                if w.vector_names(v):
-                    return None  # a factor computed from the loops: np.sum of the product
-                scalars.append(v)
-        if len(arrays) < 2:
-            return None  # one array: np.sum says it better than np.einsum
-        # Every loop must index some operand: einsum sums a loop no operand uses
-        # once, where the loop adds the same product once per iteration.
-        if set(range(rank)) - {letters.index(c) for sp in specs for c in sp}:
-            return None
-        total: ast.expr | None = as_matmul(arrays, specs, letters[:n_par])
-        if total is None:
-            spec = ",".join(specs) + "->" + letters[:n_par]
-            total = ast.Call(
-                dotted("np.einsum"),
-                [ast.Constant(spec), *arrays],
-                [ast.keyword("optimize", ast.Constant(True))],
-            )
-        for c in scalars:
-            total = ast.BinOp(c, ast.Mult(), total)
-        return total
-
-
-def _nonempty(start: ast.expr, stop: ast.expr) -> bool:
-    """Whether `range(start, stop)` surely runs: constants only. (A range shaped like a
-    tile's point loop, `range(t, min(U, t + S))`, may still be empty when isl dropped
-    the tile loop and `t` is another loop's value: found by the differential campaign.)"""
-    a, b = int_constant(start), int_constant(stop)
-    return a is not None and b is not None and b > a
-
-
-def _one_past(stop: ast.expr, start: ast.expr) -> bool:
-    """Whether `stop` is `start + c` with a constant c > 0 (a range that always runs)."""
-    return (
-        isinstance(stop, ast.BinOp)
-        and isinstance(stop.op, ast.Add)
-        and same_tree(stop.left, start)
-        and (int_constant(stop.right) or 0) > 0
-    )
-
-
-def _guarded(block: list[ast.stmt], vec: dict[str, VecIter]) -> list[ast.stmt]:
-    """`block` run only when every vectorized range is non-empty: an empty slice reads
-    nothing, but the statement's other subscripts (`A[p:4, p]` at p = 4) may then be
-    out of bounds, where the loop would not have run them at all."""
-    tests: list[ast.expr] = []
-    for it in vec.values():
-        test = ast.Compare(it.stop, [ast.Gt()], [it.start])
-        if _nonempty(it.start, it.stop) or _one_past(it.stop, it.start):
-            continue
-        if not any(same_tree(test, t) for t in tests):
-            tests.append(test)
-    if not tests:
-        return block
-    both = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
-    return [ast.If(both, block, [])]
-
-
-def _not_below(stop: ast.expr, start: ast.expr) -> ast.expr:
-    """`stop`, or `start` for a constant range that is empty. (A symbolic stop below
-    its start, which a slice would count from the end of the array, never runs: the
-    guard of `_guarded` tests every such range.)"""
-    a, b = int_constant(start), int_constant(stop)
-    if a is not None and b is not None and b < a:
-        return start
-    return stop
-
-
-def _uses(stmts: list[ast.stmt], name_: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name_ for st in stmts for n in ast.walk(st))
-
-
-def _arange(it: VecIter) -> ast.stmt:
-    """`it = np.arange(start, stop)`, shaped to broadcast along its axis."""
-    rng = call("np.arange", it.start, it.stop)
-    trailing = it.rank - 1 - it.axis
-    if not trailing:
-        return assign(it.name, rng)
-    shape = ast.Tuple([const(-1), *([const(1)] * trailing)], ast.Load())
-    return assign(it.name, call("np.reshape", rng, shape))
-
-
-def _range(start: ast.expr, stop: ast.expr, step: ast.expr) -> ast.expr:
-    one = isinstance(step, ast.Constant) and step.value == 1
-    zero = isinstance(start, ast.Constant) and start.value == 0
-    args = [stop] if one and zero else [start, stop] if one else [start, stop, step]
-    return call("range", *args)
-
-
-def _names(e: ast.expr) -> set[str]:
-    return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}
-
-
-def _target(a: ast.Assign) -> str:
-    t = a.targets[0]
-    return t.id if isinstance(t, ast.Name) else ""
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:
@@ -786,3 +745,13 @@ def _plus(e: ast.expr, n: int) -> ast.expr:
 def _involves(pa: isl.PwAff, outer: tuple[str, ...], loops: set[str]) -> bool:
     """Whether `pa` (a function of the `outer` loops) depends on one of `loops`."""
     return any(pa.involves_dims(isl.dim_type.in_, i, 1) for i, o in enumerate(outer) if o in loops)
+
+
+def _triangular(loops: list[tuple[str, ChainLoop]]) -> bool:
+    """Whether the bounds of one of `loops` use another of them."""
+    its = {iterator_name(node) for _, node in loops}
+    for _, node in loops:
+        init, cond = range_exprs(node)
+        if (ast_ids(init) | ast_ids(cond)) & (its - {iterator_name(node)}):
+            return True
+    return False

@@ -18,6 +18,7 @@ from polykrnl.model.poly import CTX
 from polykrnl.transforms.core import Schedule
 from polykrnl.transforms.dependences import dependences
 from polykrnl.transforms.distances import carried_pairs
+from polykrnl.transforms.loop_ranges import loop_range, simplest
 
 
 @dataclass(frozen=True)
@@ -70,40 +71,20 @@ def split_point(sched: Schedule, loop: str) -> SplitPoint | None:
         )
         on = graph.domain()
         if all(p.subtract_domain(on).subtract_range(on).is_empty() for p in carried):
-            return SplitPoint(loop, path[:-1], candidate, _parts(sched, loop, path, candidate))
+            return SplitPoint(loop, path[:-1], candidate, _parts(sched, loop, candidate))
     return None
 
 
-def _parts(
-    sched: Schedule, loop: str, path: tuple[str, ...], point: isl.Aff
-) -> tuple[tuple[isl.PwAff, isl.PwAff], ...]:
+def _parts(sched: Schedule, loop: str, point: isl.Aff) -> tuple[tuple[isl.PwAff, isl.PwAff], ...]:
     """The ranges of the loop before `point`, at it and after it, as functions of the
     outer values: [max(first, p), min(end, p)) and so on, where [first, end) is the
     loop's range, simplified with the outer values where the loop runs."""
-    k = len(path)
-    runs = sched.prefix_map(path, sched.statements_below(loop)).range()
-    values = isl.Set.from_union_set(runs).coalesce()
-    # outer values -> the loop's values there
-    ranges = isl.Map.from_domain(values).move_dims(isl.dim_type.out, 0, isl.dim_type.in_, k - 1, 1)
-    where = ranges.domain()
-    first = ranges.lexmin_pw_multi_aff().get_pw_aff(0)
-    end = ranges.lexmax_pw_multi_aff().get_pw_aff(0).add_constant_val(isl.Val.one(CTX))
+    r = loop_range(sched, loop)
     p = isl.PwAff.from_aff(point)
     after = p.add_constant_val(isl.Val.one(CTX))
+    first, end = r.first, r.end
     bounds = ((first, end.min(p)), (first.max(p), end.min(after)), (first.max(after), end))
-    return tuple((_simplest(lo, where), _simplest(hi, where)) for lo, hi in bounds)
-
-
-def _simplest(pa: isl.PwAff, where: isl.Set) -> isl.PwAff:
-    """`pa` on `where`, as one of its pieces' affine functions when that one alone
-    gives the same values there (`max(0, k)` is `k` where k >= 0)."""
-    pa = pa.gist(where).coalesce()
-    exact = pa.intersect_domain(where)
-    for _dom, aff in pa.get_pieces():
-        one = isl.PwAff.from_aff(aff)
-        if one.intersect_domain(where).is_equal(exact):
-            return one
-    return pa
+    return tuple((simplest(lo, r.where), simplest(hi, r.where)) for lo, hi in bounds)
 
 
 def _candidates(carried: list[isl.Map], k: int) -> list[isl.Aff]:

@@ -1,8 +1,8 @@
 // polykrnl: semantic
 // Covers: krnl.parallel loops that stay Python loops around array code (the
-// inner loop's bounds use the parallel one, so both cannot be one array
-// expression): with `to_numpy(parallel=True)` the parallel loop runs on
-// threads. A triangular scaling (row i touches columns 0..i), and a per-row
+// inner loop's bounds use the parallel one: one array expression would be a
+// masked one over the bounding box): with `to_numpy(parallel=True)` the
+// parallel loop runs on threads over its rows instead. A triangular scaling (row i touches columns 0..i), and a per-row
 // prefix sum (the inner loop carries a dependence, the rows are independent)
 // over a symbolic number of columns.
 func.func @tril_exp(%N: index, %x: memref<?x?xf32>, %y: memref<?x?xf32>) {

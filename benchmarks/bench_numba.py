@@ -183,11 +183,16 @@ def run_case(kernel: str, dataset: str, rounds: int, min_seconds: float, threads
         ("Numba tiled", numba_tiled),
     ]:
         case.compile_s[name] = k.compile(**copy.deepcopy(args))
-    # The generated NumPy of some kernels is scalar Python (floyd_warshall: minutes at
-    # MEDIUM). One call is tried with a deadline; past it, the kernel is timed at MINI
+    # The generated NumPy of some kernels is scalar Python (seidel_2d: a minute at
+    # MEDIUM). One call is tried with a deadline (three times one hand NumPy call, at
+    # least GENERATED_DEADLINE: heat_3d LARGE takes 45 s by hand, and its array code was
+    # cut off and estimated at five times that); past it, the kernel is timed at MINI
     # (warm) and scaled by the instance counts, which is fair for scalar loops only, the
     # ones that get there.
-    if _seconds_or_none(lambda: gen_call(copy.deepcopy(args)), GENERATED_DEADLINE) is None:
+    started = time.perf_counter()
+    calls["hand NumPy"](copy.deepcopy(args))
+    deadline = max(GENERATED_DEADLINE, 3 * (time.perf_counter() - started))
+    if _seconds_or_none(lambda: gen_call(copy.deepcopy(args)), deadline) is None:
         small = sizes.arguments(kernel, "MINI", seed=1)
         gen_call(copy.deepcopy(small))
         mini = _seconds_or_none(lambda: gen_call(copy.deepcopy(small)), 600.0) or 0.0

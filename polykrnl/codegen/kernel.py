@@ -30,7 +30,7 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer
+from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import (
@@ -42,6 +42,7 @@ from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.recipe import schedule
 from polykrnl.transforms.splits import split_point
+from polykrnl.transforms.wavefront import Wavefront, wavefronts
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -236,6 +237,10 @@ def write_kernel(
         )
     stmts = {s.name: s for s in program.statements}
     report = legality.check(sched) if vectorize or (numba and parallel) else None
+    waves: list[Wavefront] = []
+    if vectorize and not numba and report is not None:
+        # Array code front by front where a pair of loops would stay scalar Python.
+        sched, report, waves = wavefronts(sched, report)
     proven = (
         frozenset(lv.loop for lv in report.loops if lv.status == "parallel")
         if report is not None and report.legal
@@ -268,7 +273,7 @@ def write_kernel(
     root = build_ast(sched.tree)
     if vectorizer is not None:
         vectorizer.copied = copied_statements(root)
-    body = translator.node(root)
+    body = [*(comment(str(w)) for w in waves), *translator.node(root)]
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
     returns = _returns(state, fn)

@@ -98,6 +98,9 @@ class Vectorizer:
     # krnl.parallel loops that run on threads (parallel=True): rows, never masked
     threaded: frozenset[str] = frozenset()
     _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
+    # isl iterator -> the loop last entered with it (while inside a loop, no other loop
+    # at its depth is entered: for the loops around the current one, this is them)
+    _entered: dict[str, str] = field(default_factory=dict)
     # loop -> (start, stop) the part being written is clipped to (index-set splitting)
     _clip: dict[str, Clip] = field(default_factory=dict)
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
@@ -115,7 +118,9 @@ class Vectorizer:
             self._passing = None
             return None
         if mark is not None:
-            self._iters[mark] = n.for_get_iterator().id_get_id().get_name()
+            it = n.for_get_iterator().id_get_id().get_name()
+            self._iters[mark] = it
+            self._entered[it] = mark
         tree = loop_tree_at(n, mark)
         if tree is None:
             return None  # ifs, or loops isl made without a Krnl loop's mark
@@ -357,7 +362,8 @@ class Vectorizer:
         saved_keys = self._keys()
         par_its |= {node.tile_name for _, node in par if isinstance(node, MergedRange)}
         try:
-            self._refuse_absorbed(par, par_its, users)
+            seq_marks = {part for loop, _ in seq for part in loop.split("+")}
+            self._refuse_absorbed(tr, par, par_its, users, seq_marks)
             self._refuse_copied_values(users)
             out = self._emit(tr, seq, par, par_its, users)
             if uses_name(out, POISON):
@@ -385,13 +391,21 @@ class Vectorizer:
                 raise NotVectorizable("a copy of an unrolled statement keeps values")
 
     def _refuse_absorbed(
-        self, par: list[tuple[str, ChainLoop]], par_its: set[str], users: list[isl.AstExpr]
+        self,
+        tr: Translator,
+        par: list[tuple[str, ChainLoop]],
+        par_its: set[str],
+        users: list[isl.AstExpr],
+        fixed: set[str],
     ) -> None:
         """Refuse a parallel AST loop that also runs the values of another loop.
 
         isl drops a loop whose value equals another's (`w = u` for a loop of one
         iteration per u) and lets one AST loop run both: vectorizing it then also moves
-        the dropped loop innermost, legal only when that loop is parallel too."""
+        the dropped loop innermost, legal only when that loop is parallel too. A loop
+        with an AST loop of its own around this one, or one of the chain's `fixed`
+        sequential loops (written outside the array code), stays fixed meanwhile (after
+        a skew, `j - 2 * i` of an outer j and a vectorized i): nothing moves."""
         marks = {part for loop, _ in par for part in loop.split("+")}
         for u in users:
             st = self.statements[u.op_get_arg(0).id_get_id().get_name()]
@@ -402,11 +416,18 @@ class Vectorizer:
                     continue
                 for d in dims:
                     loop = st.dim_loops[d] if d < len(st.dim_loops) else "?"
-                    if loop not in marks and self.status.get(loop) != "parallel":
+                    if loop in marks or loop in fixed or self._around(tr, loop):
+                        continue
+                    if self.status.get(loop) != "parallel":
                         raise NotVectorizable(
                             f"a vectorized loop also runs the values of loop {loop}, "
                             "which is not parallel"
                         )
+
+    def _around(self, tr: Translator, loop: str) -> bool:
+        """Whether `loop` has an AST loop around the one being written."""
+        it = self._iters.get(loop)
+        return it is not None and self._entered.get(it) == loop and it in tr.names
 
     def _emit(
         self,

@@ -336,9 +336,22 @@ def _check_memref_signatures(module: Module) -> None:
     into memrefs; a tensor left in a signature means the function was not lowered.
     """
     for op in module.op.walk():
-        if not isinstance(op, func.FuncOp) or not op.body.blocks:
+        if not isinstance(op, func.FuncOp):
             continue
-        ftype = op.function_type
+        try:
+            ftype = op.function_type
+            has_body = bool(op.body.blocks)
+        except (IndexError, KeyError):
+            # The generic form parses without xDSL checking the op's fields; reading
+            # a missing one raises IndexError (the fuzzer's `func.return` -> `func.func`).
+            raise ParseError(
+                "`func.func` without its function type, its name or its body",
+                location=module.location(op),
+                hint='in the generic form a function is "func.func"() <{function_type = '
+                '(...) -> (...), sym_name = "name"}> ({ ... }) : () -> ()',
+            ) from None
+        if not has_body:
+            continue
         for what, types in (("takes", ftype.inputs.data), ("returns", ftype.outputs.data)):
             tensor = next(
                 (t for t in types if isinstance(t, TensorType | UnrankedTensorType)), None

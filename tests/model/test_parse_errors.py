@@ -323,6 +323,16 @@ CASES: tuple[Bad, ...] = (
         22,
         'ends with its type: "dialect.op"(%x) : (f32) -> f32',
     ),
+    # Found by the fuzzer (a `func.return` renamed `func.func` in generic form): xDSL
+    # parsed the op without its properties and reading its type raised IndexError.
+    Bad(
+        "generic_func_without_properties",
+        'func.func @f(%s: f32) {\n  "func.func"(%s) : (f32) -> ()\n}\n',
+        "`func.func` without its function type, its name or its body",
+        2,
+        4,
+        'in the generic form a function is "func.func"() <{function_type',
+    ),
 )
 
 

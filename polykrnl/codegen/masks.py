@@ -33,6 +33,7 @@ import islpy as isl
 
 from polykrnl.codegen.pyast import call
 from polykrnl.codegen.statements import NotVectorizable
+from polykrnl.codegen.vector_ranges import names_in
 from polykrnl.model.poly import Statement
 
 
@@ -65,9 +66,9 @@ def inside(it: str, start: ast.expr, stop: ast.expr, vectors: set[str]) -> list[
     [start, stop), for the bounds that use other vectorized iterators."""
     terms: list[ast.expr] = []
     loaded = ast.Name(it, ast.Load())
-    if _names(start) & vectors:
+    if names_in(start) & vectors:
         terms.append(ast.Compare(loaded, [ast.GtE()], [array_bound(start)]))
-    if _names(stop) & vectors:
+    if names_in(stop) & vectors:
         terms.append(ast.Compare(loaded, [ast.Lt()], [array_bound(stop)]))
     return terms
 
@@ -104,15 +105,17 @@ def masked_stores(
             out.append(st)
             continue
         if isinstance(st, ast.Assign) and len(st.targets) == 1:
-            target, new = st.targets[0], st.value
+            target = st.targets[0]
         elif isinstance(st, ast.AugAssign):
             target = st.target
-            new = ast.BinOp(_load(target), st.op, st.value) if _store(target) else st.value
         else:
             raise NotVectorizable("a statement masked array code does not cover")
         if not isinstance(target, ast.Subscript) or not _store_into_memory(target, vectors, dicts):
             raise NotVectorizable("a masked store that is not a slice of an array")
         old = _load(target)
+        new = st.value
+        if isinstance(st, ast.AugAssign):
+            new = ast.BinOp(_load(target), st.op, st.value)
         perm = _store_axes(new)
         test: ast.expr = where if perm is None else call("np.transpose", where, perm)
         out.append(ast.Assign([target], call("np.where", test, new, old)))
@@ -140,15 +143,11 @@ def _numpy_call(e: ast.expr, fn: str) -> TypeGuard[ast.Call]:
     )
 
 
-def _store(t: ast.expr) -> bool:
-    return isinstance(t, ast.Subscript)
-
-
 def _store_into_memory(t: ast.Subscript, vectors: set[str], dicts: set[str]) -> bool:
     if not isinstance(t.value, ast.Name) or t.value.id in dicts:
         return False
     index = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
-    return all(isinstance(x, ast.Slice) or not (_names(x) & vectors) for x in index)
+    return all(isinstance(x, ast.Slice) or not (names_in(x) & vectors) for x in index)
 
 
 def _load(t: ast.expr) -> ast.expr:
@@ -158,7 +157,3 @@ def _load(t: ast.expr) -> ast.expr:
 
 def _copy(e: ast.expr) -> ast.expr:
     return copy.deepcopy(e)
-
-
-def _names(e: ast.expr) -> set[str]:
-    return {x.id for x in ast.walk(e) if isinstance(x, ast.Name)}

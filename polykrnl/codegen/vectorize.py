@@ -25,7 +25,7 @@ import islpy as isl
 from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
 from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
 from polykrnl.codegen.masks import inside, masked_stores, unmaskable
-from polykrnl.codegen.pyast import assign, call, const, int_constant, same_tree
+from polykrnl.codegen.pyast import add_constant, assign, call, const, int_constant, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
     KernelState,
@@ -219,7 +219,7 @@ class Vectorizer:
                     for w, (lo, hi) in zip(what, sp.parts, strict=True)
                 ]
             else:
-                after = _plus(p, 1)
+                after = add_constant(p, 1)
                 clips = (Clip(None, p), Clip(p, after), Clip(after, None))
                 cuts[m] = list(zip(what, clips, strict=True))
         saved = (dict(tr.names), set(tr.taken), self._keys(), self.status)
@@ -756,11 +756,6 @@ def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:
         o in loops and not sp.point.get_coefficient_val(isl.dim_type.in_, i).is_zero()
         for i, o in enumerate(sp.outer)
     )
-
-
-def _plus(e: ast.expr, n: int) -> ast.expr:
-    c = int_constant(e)
-    return const(c + n) if c is not None else ast.BinOp(e, ast.Add(), const(n))
 
 
 def _involves(pa: isl.PwAff, outer: tuple[str, ...], loops: set[str]) -> bool:

@@ -8,18 +8,16 @@
 //
 // @syrk is that loop nest as written (i { j; k { j } }).
 // @syrk_tiled is the same program with the k, j nest of each row written as one
-// krnl.iterate (j's bound i + 1 uses only the enclosing i) and tiled 32x32 as
-// kb, jb, kl, jl. Legal: inside one row the only dependences are on C[i][j]
-// along k (distance (+, 0) in k, j), so the band is permutable, and every
-// C[i][j] still sees its k updates in increasing k: the results are bitwise those
-// of @syrk. The i loop is not tiled with them: j's bound uses i, so i stays
-// outside every j loop; and a 3-D order such as ib, kb, il, jb, kl, jl (with the
-// scaling distributed out, i and k in one krnl.iterate and j in the nested one
-// that its bound needs) is refused by polykrnl, whose
-// krnl.permute only reorders loops of one krnl.iterate ("krnl.permute operands
-// must form a perfectly nested chain in the current order, but %jb is not
-// directly inside %kl"), although the concrete loop of %jb is the only thing
-// in the loop of %kl.
+// krnl.iterate (j's bound i + 1 uses only the enclosing i) and unrolled and jammed:
+// k is blocked by 4, the point loop moved inside j and unrolled, so each C[i][j] is
+// loaded and stored once per four k (gcc -O3 does the same by itself: its
+// -floop-unroll-and-jam, without which the C version runs as slowly as the natural
+// order in Numba). Legal: inside one row the only dependences are on C[i][j] along k
+// (distance (+, 0) in k, j), so the band is permutable, and every C[i][j] still
+// sees its k updates in increasing k: the results are bitwise those of @syrk. When
+// 4 does not divide M the last k tile is partial; krnl.unroll runs the full tiles
+// apart from it. The i loop is not blocked with them: j's bound uses i, so i stays
+// outside every j loop.
 func.func @syrk(%N: index, %M: index, %alpha: f64, %beta: f64, %C: memref<?x?xf64>, %A: memref<?x?xf64>) {
   %ii, %jj, %kk, %jj2 = krnl.define_loops 4
   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
@@ -45,16 +43,16 @@ func.func @syrk(%N: index, %M: index, %alpha: f64, %beta: f64, %C: memref<?x?xf6
 
 func.func @syrk_tiled(%N: index, %M: index, %alpha: f64, %beta: f64, %C: memref<?x?xf64>, %A: memref<?x?xf64>) {
   %ii, %jj, %kk, %jj2 = krnl.define_loops 4
-  %kb, %kl = krnl.block %kk 32 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  %jb, %jl = krnl.block %jj2 32 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  krnl.permute(%kb, %kl, %jb, %jl) [0, 2, 1, 3] : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
+  %kb, %kl = krnl.block %kk 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.permute(%kb, %kl, %jj2) [0, 2, 1] : !krnl.loop, !krnl.loop, !krnl.loop
+  krnl.unroll %kl : !krnl.loop
   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
     krnl.iterate(%jj) with (%jj -> %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i)) {
       %c = krnl.load %C[%i, %j] : memref<?x?xf64>
       %cb = arith.mulf %c, %beta : f64
       krnl.store %cb, %C[%i, %j] : memref<?x?xf64>
     }
-    krnl.iterate(%kb, %jb, %kl, %jl) with (%kk -> %k = 0 to %M, %jj2 -> %j2 = 0 to affine_map<(d0) -> (d0 + 1)>(%i)) {
+    krnl.iterate(%kb, %jj2, %kl) with (%kk -> %k = 0 to %M, %jj2 -> %j2 = 0 to affine_map<(d0) -> (d0 + 1)>(%i)) {
       %c = krnl.load %C[%i, %j2] : memref<?x?xf64>
       %a1 = krnl.load %A[%i, %k] : memref<?x?xf64>
       %a2 = krnl.load %A[%j2, %k] : memref<?x?xf64>

@@ -135,30 +135,17 @@ def parallel_unroll_refusal(op: str, loop: str, other_at: str | None = None) -> 
     )
 
 
-def no_trip_count_refusal(
-    loop: str, partial: tuple[int, int] | None = None, bounds: str | None = None
-) -> Refusal:
-    """krnl.unroll fully unrolls: the loop needs a constant trip count.
+def no_trip_count_refusal(loop: str, bounds: str | None = None) -> Refusal:
+    """krnl.unroll fully unrolls: a loop that is not a point loop needs a constant trip count.
 
-    `partial` is (tile size, a known divisor of the blocked loop's trip count)
-    when `loop` is a point loop whose last tile is partial; `bounds` shows the
-    loop's bounds when the caller can write them.
+    `bounds` shows the loop's bounds when the caller can write them.
     """
     shown = f" ({bounds})" if bounds else ""
-    if partial is not None:
-        size, known = partial
-        return Refusal(
-            f"krnl.unroll {loop} needs a constant trip count, but the point loop {loop} has "
-            f"a partial last tile (a min bound): its tile size {size} does not divide the "
-            f"trip count of the loop it blocks{shown}",
-            "choose a tile size that divides the trip count (or is larger than it)"
-            + (f", e.g. a divisor of {known}" if known > 1 else ", or do not unroll"),
-        )
     return Refusal(
         f"krnl.unroll {loop} needs a constant trip count, but the bounds of loop {loop} "
         f"are not constant{shown}",
-        "unroll a loop with constant bounds, or block the loop by a size that divides its "
-        "trip count and unroll the point loop",
+        "unroll a loop with constant bounds, or block the loop and unroll the point loop "
+        "(a point loop runs at most its tile size)",
     )
 
 

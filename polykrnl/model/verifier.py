@@ -8,7 +8,7 @@ with the op's source location and a hint; :func:`verify` raises
 - the loop-recipe misuses found while building the concrete loop nest
   (:func:`polykrnl.model.nest.build_nest`);
 - handles: each handle of krnl.define_loops bound by exactly one `with`
-  entry, loop-handle operands that have a loop, unroll of a loop with a
+  entry, loop-handle operands that have a loop, unroll of a point loop or of a
   constant trip count, a loop made parallel or unrolled once;
 - memory: index counts of loads and stores, the operand ranks and attribute
   sizes of krnl.matmul and the tile-buffer copies (as onnx-mlir's verifiers);
@@ -53,7 +53,6 @@ from polykrnl.model.nest import (
     YieldPoint,
     build_nest,
     constant_trip_count,
-    trip_count_divisor,
 )
 
 __all__ = ["diagnostics", "verify"]
@@ -402,12 +401,11 @@ class _FunctionChecks:
         if block is not None or h not in self.nest.loop_of:
             return  # nest.py reports the use of a handle without a loop
         loop = self.nest.loop_of[h]
-        if constant_trip_count(loop) is not None:
+        # A point loop runs at most its tile size: when the last tile is partial,
+        # the full tiles are unrolled apart from it (transforms/full_tiles.py).
+        if constant_trip_count(loop) is not None or loop.kind == "point":
             return
-        partial = None
-        if loop.kind == "point" and loop.block_op is not None:
-            partial = (loop.block_op.size, trip_count_divisor(_blocked_loop_view(loop)))
-        self.refuse(op, rules.no_trip_count_refusal(name, partial))
+        self.refuse(op, rules.no_trip_count_refusal(name))
 
     def check_parallel(self, op: k.ParallelOp) -> None:
         if op.proc_bind is not None and op.proc_bind.data not in k.ParallelOp.PROC_BINDS:
@@ -779,11 +777,3 @@ def _tile_of(point: Loop) -> Loop | None:
     """The tile loop of a point loop (its lower bound is the tile's IV)."""
     first = point.lbs[0]
     return first.loop if isinstance(first, IVBound) and first.offset == 0 else None
-
-
-def _blocked_loop_view(point: Loop) -> Loop:
-    """The loop that `point`'s krnl.block split, seen as a loop (for its trip count)."""
-    tile = _tile_of(point)
-    assert tile is not None and tile.tile_size is not None
-    size = tile.tile_size
-    return Loop(point.origin, "loop", point.handle, tile.lbs, tile.ubs, tile.step // size)

@@ -51,6 +51,7 @@ from polykrnl.transforms.bounds import (
     param_on,
     tile_relative,
 )
+from polykrnl.transforms.full_tiles import isolate_full_tiles
 
 LoopKind = Literal["loop", "tile", "point"]
 
@@ -399,7 +400,19 @@ class Schedule:
                 band = band.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
             return band.get_schedule()
 
-        return build_tree(_as_pnodes(self.nodes), self.statements, value, marks)
+        tree = build_tree(_as_pnodes(self.nodes), self.statements, value, marks)
+        return isolate_full_tiles(tree, self.unrolled_points)
+
+    @property
+    def unrolled_points(self) -> dict[str, tuple[str, int]]:
+        """Tile loop -> (its unrolled point loop with a partial last tile, the offset
+        of that loop's last value in a full tile)."""
+        out: dict[str, tuple[str, int]] = {}
+        for name, info in self.loop_info.items():
+            tile = self.tile_of(name) if info.unroll else None
+            if tile is not None and self.trip_info(info)[0] is None:
+                out[tile] = (name, self.loop_info[tile].step - info.step)
+        return out
 
     @cached_property
     def schedule_map(self) -> isl.UnionMap:

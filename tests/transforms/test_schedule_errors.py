@@ -247,18 +247,6 @@ def test_parallel_twice(perfect: pk.Schedule) -> None:
 # ------------------------------------------------------------------ unroll
 
 
-def test_unroll_partial_tile_point_loop(blocked: pk.Schedule) -> None:
-    # 10 by 4: tiles 0..3, 4..7, 8..9; the point loop runs 4 or 2 times.
-    e = _refused(
-        lambda: blocked.unroll("i"),
-        "krnl.unroll 'i' needs a constant trip count, but the point loop 'i' has a partial "
-        "last tile (a min bound): its tile size 4 does not divide the trip count of the loop "
-        "it blocks (for %i = %i_t to min(%i_t + 4, 10))",
-    )
-    assert "choose a tile size that divides the trip count" in (e.hint or "")
-    assert "e.g. a divisor of 10" in (e.hint or "")
-
-
 def test_unroll_symbolic_loop() -> None:
     _refused(
         lambda: _original("symbolic").unroll("i"),
@@ -299,7 +287,7 @@ def test_parallel_of_an_unrolled_loop(perfect: pk.Schedule) -> None:
 def test_a_refused_primitive_leaves_the_schedule_as_it_was(blocked: pk.Schedule) -> None:
     before = (str(blocked.loops()), blocked.steps, blocked.loop_names())
     for bad in (
-        lambda: blocked.unroll("i"),
+        lambda: blocked.unroll("no_such_loop"),
         lambda: blocked.reorder(["i", "i_t"]),
         lambda: blocked.block("j", 0),
     ):
@@ -327,14 +315,14 @@ func.func @min_unroll(%a: memref<10x16xf32>) {
 }
 """
 
-PARTIAL_UNROLL = """\
-func.func @partial_unroll(%a: memref<10xf32>) {
+SYMBOLIC_UNROLL = """\
+func.func @symbolic_unroll(%a: memref<?xf32>, %n: index) {
   %one = arith.constant 1.0 : f32
   %ii = krnl.define_loops 1
   %ib, %il = krnl.block %ii 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  krnl.unroll %il : !krnl.loop
-  krnl.iterate(%ib, %il) with (%ii -> %i = 0 to 10) {
-    krnl.store %one, %a[%i] : memref<10xf32>
+  krnl.unroll %ib : !krnl.loop
+  krnl.iterate(%ib, %il) with (%ii -> %i = 0 to %n) {
+    krnl.store %one, %a[%i] : memref<?xf32>
   }
   return
 }
@@ -342,15 +330,15 @@ func.func @partial_unroll(%a: memref<10xf32>) {
 
 
 def test_misused_recipe_is_reported_at_the_recipe_op() -> None:
-    # Unrolling a partial tile: the recipe op is located, with a hint.
-    mod = pk.parse(PARTIAL_UNROLL, "partial_unroll.mlir")
+    # Unrolling a tile loop of symbolic trip count: the recipe op is located, with a hint.
+    mod = pk.parse(SYMBOLIC_UNROLL, "symbolic_unroll.mlir")
     with pytest.raises(pk.PolykrnlError) as info:
-        pk.schedule(mod["partial_unroll"])
+        pk.schedule(mod["symbolic_unroll"])
     e = info.value
     assert "trip count" in e.message
     assert e.location is not None
-    assert (e.location.file, e.location.line) == ("partial_unroll.mlir", 5)
-    assert e.location.line_text is not None and "krnl.unroll %il" in e.location.line_text
+    assert (e.location.file, e.location.line) == ("symbolic_unroll.mlir", 5)
+    assert e.location.line_text is not None and "krnl.unroll %ib" in e.location.line_text
     assert e.hint
 
 

@@ -1,4 +1,4 @@
-"""unroll: fully unroll a loop with a constant trip count (krnl.unroll)."""
+"""unroll: fully unroll a loop with a constant trip count or a point loop (krnl.unroll)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,18 @@ from polykrnl.transforms.core import ScheduleT, Step
 
 
 def unroll(sched: ScheduleT, loop: str) -> ScheduleT:
-    """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
+    """Fully unroll `loop`: a constant trip count or a point loop (never illegal)."""
     info = sched.loop(loop)
     refusal = None
     if info.unroll:
         refusal = rules.twice_refusal("krnl.unroll", repr(loop))
     elif info.parallel:
         refusal = rules.parallel_unroll_refusal("krnl.unroll", repr(loop))
-    elif sched.trip_info(info)[0] is None:
-        tile = sched.tile_of(loop)
-        partial = None
-        if tile is not None and (size := sched.loop_info[tile].tile_size) is not None:
-            partial = (size, sched.extent(sched.loop_info[tile])[1] // info.step)
+    elif sched.trip_info(info)[0] is None and sched.tile_of(loop) is None:
+        # A point loop runs at most its tile size: a partial last tile is run apart
+        # from the full ones (Schedule.tree isolates them).
         bounds = f"for %{loop} = {sched.format_bounds(info)}"
-        refusal = rules.no_trip_count_refusal(repr(loop), partial, bounds)
+        refusal = rules.no_trip_count_refusal(repr(loop), bounds=bounds)
     if refusal is not None:
         raise ScheduleError(refusal.message, hint=refusal.hint)
     infos = dict(sched.loop_info)

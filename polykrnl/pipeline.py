@@ -89,7 +89,7 @@ class Schedule(core.Schedule):
 
     @bounded("unroll")
     def unroll(self, loop: str, *, force: bool = False) -> Self:
-        """Fully unroll `loop`; it needs a constant trip count (never illegal)."""
+        """Fully unroll `loop`: a constant trip count, or a point loop (never illegal)."""
         del force  # unrolling keeps the order
         return unroll.unroll(self, loop)
 

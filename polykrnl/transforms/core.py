@@ -335,17 +335,7 @@ class Schedule:
 
     def statements_below(self, name: str) -> list[str]:
         """The statements inside loop `name`, in program order."""
-        out: list[str] = []
-
-        def go(nodes: Sequence[SNode]) -> None:
-            for n in nodes:
-                if isinstance(n, SLoop):
-                    go(n.body)
-                else:
-                    out.append(n.name)
-
-        go(self.node(name).body)
-        return out
+        return [s for n in self.node(name).body for s in _statements_in(n)]
 
     def prefix_map(self, path: Sequence[str], stmts: Sequence[str]) -> isl.UnionMap:
         """Instances of `stmts` (inside the last loop of `path`) -> the path's loop values."""
@@ -377,6 +367,11 @@ class Schedule:
             return (*nodes[:i], new, *nodes[i + 1 :])
 
         return go(self.nodes, self._paths[name])
+
+    @cached_property
+    def nest_statements(self) -> tuple[frozenset[str], ...]:
+        """The statements of each top-level node, in order."""
+        return tuple(frozenset(_statements_in(n)) for n in self.nodes)
 
     # -- isl
     @cached_property
@@ -591,3 +586,12 @@ def _as_pnodes(nodes: Sequence[SNode]) -> list[PNode]:
         else:
             out.append(PStmt(n.name))
     return out
+
+
+def _statements_in(node: SNode) -> Iterator[str]:
+    """The statements of `node` (itself, or those inside the loop), in program order."""
+    if isinstance(node, SStmt):
+        yield node.name
+        return
+    for b in node.body:
+        yield from _statements_in(b)

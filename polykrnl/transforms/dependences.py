@@ -18,6 +18,7 @@ loop can run in parallel only as a reduction.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,70 +82,125 @@ class Dependences:
 
 
 _CACHE: weakref.WeakKeyDictionary[PolyProgram, Dependences] = weakref.WeakKeyDictionary()
+_NEST_CACHE: weakref.WeakKeyDictionary[PolyProgram, Dependences] = weakref.WeakKeyDictionary()
 
 
 def dependences(program: PolyProgram) -> Dependences:
     """The dependences of `program` in its original order (cached per program)."""
     found = _CACHE.get(program)
     if found is None:
-        found = _CACHE[program] = _compute(program)
+        everything = frozenset(s.name for s in program.statements)
+        order = program.order_schedule.get_map()
+        found = _CACHE[program] = _compute(program, [(everything, order)])
     return found
 
 
-def _compute(program: PolyProgram) -> Dependences:
-    order = program.order_schedule.get_map()
+def nest_dependences(program: PolyProgram) -> Dependences:
+    """The dependences between instances of one top-level node of `program`.
+
+    A Krnl recipe reorders loops inside one nest only: a schedule that keeps the
+    top-level nests in their order keeps every dependence between two of them, so
+    legality needs only these. Computed nest by nest, in time linear in the number
+    of nests (all pairs of a function with hundreds of nests are quadratic);
+    `live_in` holds the reads with no write before them in their own nest.
+    """
+    found = _NEST_CACHE.get(program)
+    if found is None:
+        found = _NEST_CACHE[program] = _compute(program, program.nest_orders)
+    return found
+
+
+def kept_dependences(program: PolyProgram, nests: Sequence[frozenset[str]]) -> Dependences:
+    """The dependences a schedule of `program` whose top-level nodes hold the statements
+    `nests` (in that order) must keep: the nest dependences when those are the
+    program's own nests in its order (no primitive moves a nest), else all."""
+    own = [names for names, _ in program.nest_orders if names]
+    if [n for n in nests if n] == own:
+        return nest_dependences(program)
+    return dependences(program)
+
+
+def _compute(
+    program: PolyProgram, groups: Sequence[tuple[frozenset[str], isl.UnionMap]]
+) -> Dependences:
+    """The dependences inside each group of statements, ordered by the group's map."""
     reductions = _reductions(program)
     deps: list[Dependence] = []
-    live_in = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
-    for array in program.arrays:
-        reads = _accesses(program, array, write=False, must=None)
-        must = _accesses(program, array, write=True, must=True)
-        writes = _accesses(program, array, write=True, must=None)
-        if writes.is_empty():
-            continue
-        # Only the statements that touch the array: smaller sets for isl.
-        touching = reads.domain().union(writes.domain())
-        order_a = order.intersect_domain(touching)
-        before = order_a.lex_lt_union_map(order_a)  # a runs before b
-        if not reads.is_empty():
-            info = (
-                isl.UnionAccessInfo.from_sink(reads)
-                .set_must_source(must)
-                .set_may_source(writes)
-                # The order as a map, not the schedule tree: isl's dataflow analysis
-                # crashes (a segfault) on some tiled schedule trees (found by the
-                # differential campaign) and not on the same order as a map.
-                .set_schedule_map(order_a)
-            )
-            try:
-                flow = info.compute_flow()
-                raw = flow.get_may_dependence()
-                no_source = flow.get_may_no_source()
-            except isl.Error:
-                # isl's dataflow analysis fails on some tiled orders (quasi-affine
-                # schedules with several pieces). Memory-based dependences are a sound
-                # superset: every earlier write of the element read, every read live-in.
-                raw = writes.apply_range(reads.reverse()).intersect(before)
-                no_source = reads
-            _add(deps, "RAW", array, raw, reductions)
-            live_in = live_in.union(no_source)
-            war = reads.apply_range(writes.reverse()).intersect(before)
-            _add(deps, "WAR", array, war, reductions)
-        waw = writes.apply_range(writes.reverse()).intersect(before)
-        _add(deps, "WAW", array, waw, reductions)
-    return Dependences(tuple(deps), live_in)
+    live_in: list[isl.UnionMap] = []
+    rank = {name: i for i, name in enumerate(program.arrays)}
+    for names, order in groups:
+        # array -> [reads, must writes, writes] of the group's statements
+        by_array: dict[str, tuple[list[isl.Map], list[isl.Map], list[isl.Map]]] = {}
+        for st in program.statements:
+            if st.name not in names:
+                continue
+            for a in st.accesses:
+                lists = by_array.setdefault(a.array, ([], [], []))
+                if not a.write:
+                    lists[0].append(a.relation)
+                    continue
+                if not a.may:
+                    lists[1].append(a.relation)
+                lists[2].append(a.relation)
+        for array in sorted((x for x in by_array if x in rank), key=rank.__getitem__):
+            read_maps, must_maps, write_maps = by_array[array]
+            if not write_maps:
+                continue
+            reads, must, writes = (union_of(m) for m in (read_maps, must_maps, write_maps))
+            # Only the statements that touch the array: smaller sets for isl.
+            order_a = order.intersect_domain(reads.domain().union(writes.domain()))
+            _array_dependences(deps, live_in, array, order_a, reads, must, writes, reductions)
+    return Dependences(tuple(deps), union_of(live_in))
 
 
-def _accesses(program: PolyProgram, array: str, write: bool, must: bool | None) -> isl.UnionMap:
-    u = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
-    for s in program.statements:
-        for a in s.accesses:
-            if a.array != array or a.write != write:
-                continue
-            if must is True and a.may:
-                continue
-            u = u.union(isl.UnionMap.from_map(a.relation))
-    return u
+def union_of(maps: Sequence[isl.Map | isl.UnionMap]) -> isl.UnionMap:
+    """The union of `maps`, merged pairwise (one long chain of unions is quadratic)."""
+    parts = [x if isinstance(x, isl.UnionMap) else isl.UnionMap.from_map(x) for x in maps]
+    if not parts:
+        return isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
+    while len(parts) > 1:
+        merged = [a.union(b) for a, b in zip(parts[::2], parts[1::2], strict=False)]
+        parts = merged + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
+
+
+def _array_dependences(
+    deps: list[Dependence],
+    live_in: list[isl.UnionMap],
+    array: str,
+    order_a: isl.UnionMap,
+    reads: isl.UnionMap,
+    must: isl.UnionMap,
+    writes: isl.UnionMap,
+    reductions: dict[str, dict[str, isl.Map]],
+) -> None:
+    before = order_a.lex_lt_union_map(order_a)  # a runs before b
+    if not reads.is_empty():
+        info = (
+            isl.UnionAccessInfo.from_sink(reads)
+            .set_must_source(must)
+            .set_may_source(writes)
+            # The order as a map, not the schedule tree: isl's dataflow analysis
+            # crashes (a segfault) on some tiled schedule trees (found by the
+            # differential campaign) and not on the same order as a map.
+            .set_schedule_map(order_a)
+        )
+        try:
+            flow = info.compute_flow()
+            raw = flow.get_may_dependence()
+            no_source = flow.get_may_no_source()
+        except isl.Error:
+            # isl's dataflow analysis fails on some tiled orders (quasi-affine
+            # schedules with several pieces). Memory-based dependences are a sound
+            # superset: every earlier write of the element read, every read live-in.
+            raw = writes.apply_range(reads.reverse()).intersect(before)
+            no_source = reads
+        _add(deps, "RAW", array, raw, reductions)
+        live_in.append(no_source)
+        war = reads.apply_range(writes.reverse()).intersect(before)
+        _add(deps, "WAR", array, war, reductions)
+    waw = writes.apply_range(writes.reverse()).intersect(before)
+    _add(deps, "WAW", array, waw, reductions)
 
 
 def _add(

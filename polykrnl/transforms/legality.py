@@ -21,7 +21,7 @@ import islpy as isl
 from polykrnl.errors import IllegalTransformError, ScheduleError
 from polykrnl.transforms.bands import band_verdicts
 from polykrnl.transforms.core import Schedule, ScheduleT, Step
-from polykrnl.transforms.dependences import dependences
+from polykrnl.transforms.dependences import kept_dependences
 from polykrnl.transforms.distances import Distances, loop_verdict, over
 from polykrnl.transforms.legality_report import BandVerdict, LegalityReport, LoopVerdict, Violation
 from polykrnl.transforms.primitives.permute import reorder
@@ -36,7 +36,7 @@ from polykrnl.transforms.witnesses import (
 
 def check(sched: Schedule) -> LegalityReport:
     """The legality report of `sched` against the program's dependences."""
-    deps = dependences(sched.reference_program).deps
+    deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
     stmts = sched.statements
     new = sched.schedule_map
     domains = {name: isl.UnionSet.from_set(st.domain) for name, st in stmts.items()}
@@ -100,7 +100,7 @@ def is_legal(sched: Schedule) -> bool:
 
     The verdict of check() without the report (no witnesses, tables, bands).
     """
-    deps = dependences(sched.reference_program).deps
+    deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
     new = sched.schedule_map
     domains = {name: isl.UnionSet.from_set(st.domain) for name, st in sched.statements.items()}
     for d in deps:

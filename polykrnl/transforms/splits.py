@@ -16,7 +16,7 @@ import islpy as isl
 
 from polykrnl.model.poly import CTX
 from polykrnl.transforms.core import Schedule
-from polykrnl.transforms.dependences import dependences
+from polykrnl.transforms.dependences import kept_dependences
 from polykrnl.transforms.distances import carried_pairs
 from polykrnl.transforms.loop_ranges import loop_range, simplest
 
@@ -50,7 +50,7 @@ def split_point(sched: Schedule, loop: str) -> SplitPoint | None:
     k = len(path)
     below = set(sched.statements_below(loop))
     carried: list[isl.Map] = []
-    for d in dependences(sched.reference_program).deps:
+    for d in kept_dependences(sched.reference_program, sched.nest_statements).deps:
         if d.source not in below or d.sink not in below:
             continue
         rel = (

@@ -255,6 +255,18 @@ class PolyProgram:
             lambda loop, stmt: _loop_value(stmt, loop),
         )
 
+    @cached_property
+    def nest_orders(self) -> tuple[tuple[frozenset[str], isl.UnionMap], ...]:
+        """Per top-level node of `tree`: its statements and their order (the order of
+        `order_schedule` inside the node), each built from the node alone."""
+        statements = {s.name: s for s in self.statements}
+        out: list[tuple[frozenset[str], isl.UnionMap]] = []
+        for node in _untiled(self.tree, statements):
+            names = frozenset(_stmts_in(node))
+            tree = build_tree((node,), statements, lambda loop, stmt: _loop_value(stmt, loop))
+            out.append((names, tree.get_map()))
+        return tuple(out)
+
     def __repr__(self) -> str:
         return f"<PolyProgram @{self.function.name}: {len(self.statements)} statements>"
 

@@ -63,6 +63,13 @@ class Distances:
             sets: list[isl.Set] = []
             rel.deltas().foreach_set(sets.append)
             self.delta.append(sets[0] if sets else None)
+        # Dependence indices by every prefix of their common loops: under() of one
+        # loop then costs the dependences inside it, not all of them.
+        self._inside: dict[tuple[str, ...], list[int]] = {}
+        for i, (common, delta) in enumerate(zip(self.common, self.delta, strict=True)):
+            if delta is not None:
+                for k in range(1, len(common) + 1):
+                    self._inside.setdefault(common[:k], []).append(i)
 
     def under(self, path: tuple[str, ...]) -> list[tuple[int, isl.Set]]:
         """(dependence index, distances) for the dependences inside `path`'s loop.
@@ -72,10 +79,9 @@ class Distances:
         and skewed loops make the sets full of integer divisions).
         """
         out: list[tuple[int, isl.Set]] = []
-        k = len(path)
-        for i, (common, delta) in enumerate(zip(self.common, self.delta, strict=True)):
-            if delta is None or common[:k] != path:
-                continue
+        for i in self._inside.get(tuple(path), ()):
+            delta = self.delta[i]
+            assert delta is not None
             out.append((i, delta))
         return out
 

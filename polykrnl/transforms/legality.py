@@ -38,17 +38,14 @@ def check(sched: Schedule) -> LegalityReport:
     """The legality report of `sched` against the program's dependences."""
     deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
     stmts = sched.statements
-    new = sched.schedule_map
-    domains = {name: isl.UnionSet.from_set(st.domain) for name, st in stmts.items()}
+    times = statement_times(sched)
     pairs_cache: dict[tuple[str, str], isl.UnionMap] = {}
 
     def not_before(src: str, snk: str) -> isl.UnionMap:
         """(a, b) with a an instance of src, b of snk, a not running before b."""
         key = (src, snk)
         if key not in pairs_cache:
-            a = new.intersect_domain(domains[src])
-            b = new.intersect_domain(domains[snk])
-            pairs_cache[key] = a.lex_ge_union_map(b)
+            pairs_cache[key] = times[src].lex_ge_union_map(times[snk])
         return pairs_cache[key]
 
     violations: list[Violation] = []
@@ -101,12 +98,10 @@ def is_legal(sched: Schedule) -> bool:
     The verdict of check() without the report (no witnesses, tables, bands).
     """
     deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
-    new = sched.schedule_map
-    domains = {name: isl.UnionSet.from_set(st.domain) for name, st in sched.statements.items()}
+    times = statement_times(sched)
     for d in deps:
-        a = new.intersect_domain(domains[d.source])
-        b = new.intersect_domain(domains[d.sink])
-        if not isl.UnionMap.from_map(d.relation).intersect(a.lex_ge_union_map(b)).is_empty():
+        not_before = times[d.source].lex_ge_union_map(times[d.sink])
+        if not isl.UnionMap.from_map(d.relation).intersect(not_before).is_empty():
             return False
     parallel = [n for n, info in sched.loop_info.items() if info.parallel]
     if not parallel:
@@ -114,6 +109,18 @@ def is_legal(sched: Schedule) -> bool:
     dist = Distances(sched, deps)
     paths = sched.loop_paths()
     return all(not loop_verdict(sched, dist, n, paths[n])[1] for n in parallel)
+
+
+def statement_times(sched: Schedule) -> dict[str, isl.UnionMap]:
+    """Each statement's instances -> their time in `sched` (one map per statement:
+    restricting the whole schedule map to a statement costs time in all of them)."""
+    out: dict[str, isl.UnionMap] = {}
+
+    def add(m: isl.Map) -> None:
+        out[m.get_tuple_name(isl.dim_type.in_)] = isl.UnionMap.from_map(m)
+
+    sched.schedule_map.foreach_map(add)
+    return out
 
 
 def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:

@@ -270,10 +270,12 @@ def write_kernel(
             threaded=marked,
         )
         translator.replace_loop = vectorizer
-    root = build_ast(sched.tree)
+    # One isl AST per top-level nest: one over the whole function costs time quadratic
+    # in the number of nests.
+    roots = [build_ast(tree) for tree in sched.nest_trees]
     if vectorizer is not None:
-        vectorizer.copied = copied_statements(root)
-    body = [*(comment(str(w)) for w in waves), *translator.node(root)]
+        vectorizer.copied = frozenset().union(*(copied_statements(r) for r in roots))
+    body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
     returns = _returns(state, fn)

@@ -9,7 +9,7 @@ against every distance vector of the band before they are suggested.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import islpy as isl
 
@@ -21,7 +21,7 @@ from polykrnl.transforms.legality_report import BandVerdict
 def band_verdicts(
     sched: Schedule,
     dist: Distances,
-    paths: dict[str, tuple[str, ...]],
+    paths: Mapping[str, tuple[str, ...]],
     suggest: bool = True,
 ) -> list[BandVerdict]:
     """Maximal perfectly nested chains, and whether each is permutable."""

@@ -41,6 +41,7 @@ from polykrnl.model.poly import (
     Statement,
     build_tree,
     poly_program,
+    sequence_of,
 )
 from polykrnl.transforms.bounds import (
     Bound,
@@ -142,10 +143,23 @@ class UnpermutedOrder:
     """A function's order without its krnl.permute ops, built when legality needs it."""
 
     function: Function
+    # The function's program with its whole recipe (the one the schedule orders).
+    recipe_program: PolyProgram | None = None
 
     @cached_property
     def _resolved(self) -> tuple[PolyProgram | None, str]:
         fn = self.function
+        # Blocking without permuting keeps the order. When every statement is at
+        # point level (same instances as without the recipe), the order of the
+        # loops as written is the same order without the tile loops' integer
+        # divisions, which make the dependence analysis slow.
+        try:
+            plain: PolyProgram | None = poly_program(fn, recipe=False)
+        except UnsupportedError:
+            plain = None
+        recipe = self.recipe_program
+        if plain is not None and recipe is not None and _same_statements(plain, recipe):
+            return plain, ""  # no need to build the blocked, unpermuted program
         try:
             blocked = poly_program(fn, recipe=True, reorder=False)
         except UnsupportedError as e:
@@ -153,19 +167,9 @@ class UnpermutedOrder:
                 f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
                 "the recipe as written is the reference, so only its parallel loops are judged"
             )
-        # Blocking without permuting keeps the order. When every statement is at
-        # point level (same instances as without the recipe), the order of the
-        # loops as written is the same order without the tile loops' integer
-        # divisions, which make the dependence analysis slow.
-        try:
-            plain = poly_program(fn, recipe=False)
-        except UnsupportedError:
-            return blocked, ""
-        same = len(plain.statements) == len(blocked.statements) and all(
-            a.name == b.name and a.dims == b.dims and a.domain.is_equal(b.domain)
-            for a, b in zip(plain.statements, blocked.statements, strict=True)
-        )
-        return (plain if same else blocked), ""
+        if plain is not None and _same_statements(plain, blocked):
+            return plain, ""
+        return blocked, ""
 
     @property
     def program(self) -> PolyProgram | None:
@@ -263,10 +267,16 @@ class Schedule:
         info = self.loop_info.get(loop)
         if info is None or info.kind != "point" or not info.lbs:
             return None
+        return self._tile_starts.get(info.lbs[0])
+
+    @cached_property
+    def _tile_starts(self) -> dict[Bound, str]:
+        """The lower bound of a tile's point loop (the tile loop's value) -> the tile loop."""
+        out: dict[Bound, str] = {}
         for tile in self.loop_info.values():
-            if tile.kind == "tile" and info.lbs[0] == Bound.value_plus(tile.vid, 0):
-                return tile.name
-        return None
+            if tile.kind == "tile":
+                out.setdefault(Bound.value_plus(tile.vid, 0), tile.name)
+        return out
 
     def carries(self, vid: str) -> bool:
         """Whether a loop carries the value `vid` now."""
@@ -320,8 +330,12 @@ class Schedule:
         path = self._paths[outer]
         return outer != inner and self._paths[inner][: len(path)] == path
 
-    def loop_paths(self) -> dict[str, tuple[str, ...]]:
+    def loop_paths(self) -> Mapping[str, tuple[str, ...]]:
         """Loop -> the loops from the outermost down to it, in program order."""
+        return MappingProxyType(self._loop_paths)
+
+    @cached_property
+    def _loop_paths(self) -> dict[str, tuple[str, ...]]:
         out: dict[str, tuple[str, ...]] = {}
 
         def go(nodes: Sequence[SNode], prefix: tuple[str, ...]) -> None:
@@ -377,6 +391,15 @@ class Schedule:
     @cached_property
     def tree(self) -> isl.Schedule:
         """The isl schedule tree (marks, coincident parallel bands, unroll loop types)."""
+        if not self.nest_trees:
+            return build_tree([], self.statements, _no_value)  # the empty schedule
+        return sequence_of(list(self.nest_trees))
+
+    @cached_property
+    def nest_trees(self) -> tuple[isl.Schedule, ...]:
+        """The isl schedule tree of each top-level node that holds a statement, in order
+        (`tree` is their sequence). Code is generated nest by nest: isl's AST of one
+        tree over hundreds of nests takes time quadratic in their number."""
         infos = self.loop_info
 
         def value(loop: str, stmt: Statement) -> isl.PwAff:
@@ -395,8 +418,14 @@ class Schedule:
                 band = band.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
             return band.get_schedule()
 
-        tree = build_tree(_as_pnodes(self.nodes), self.statements, value, marks)
-        return isolate_full_tiles(tree, self.unrolled_points)
+        points = self.unrolled_points
+        out: list[isl.Schedule] = []
+        for node in self.nodes:
+            if next(_statements_in(node), None) is None:
+                continue
+            tree = build_tree(_as_pnodes((node,)), self.statements, value, marks)
+            out.append(isolate_full_tiles(tree, points))
+        return tuple(out)
 
     @property
     def unrolled_points(self) -> dict[str, tuple[str, int]]:
@@ -578,6 +607,10 @@ def _walk(nodes: Sequence[SNode]) -> Iterator[SNode]:
             yield from _walk(n.body)
 
 
+def _no_value(loop: str, stmt: Statement) -> isl.PwAff:
+    raise AssertionError(f"no loop {loop} around {stmt.name}: the tree has no statement")
+
+
 def _as_pnodes(nodes: Sequence[SNode]) -> list[PNode]:
     out: list[PNode] = []
     for n in nodes:
@@ -595,3 +628,11 @@ def _statements_in(node: SNode) -> Iterator[str]:
         return
     for b in node.body:
         yield from _statements_in(b)
+
+
+def _same_statements(a: PolyProgram, b: PolyProgram) -> bool:
+    """Whether two programs of one function have the same statements and instances."""
+    return len(a.statements) == len(b.statements) and all(
+        x.name == y.name and x.dims == y.dims and x.domain.is_equal(y.domain)
+        for x, y in zip(a.statements, b.statements, strict=True)
+    )

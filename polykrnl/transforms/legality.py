@@ -13,6 +13,7 @@ taken from the violated part of the dependence with isl's ``sample``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Literal
 
@@ -143,7 +144,7 @@ def _with_legal_order(
     v: Violation,
     sched: Schedule,
     dist: Distances,
-    paths: dict[str, tuple[str, ...]],
+    paths: Mapping[str, tuple[str, ...]],
     found: dict[int, str],
 ) -> Violation:
     """Add to the hint of a violation made by a permute the legal order closest to it."""
@@ -159,7 +160,7 @@ def _with_legal_order(
 
 
 def _legal_order_text(
-    sched: Schedule, dist: Distances, paths: dict[str, tuple[str, ...]], step: Step
+    sched: Schedule, dist: Distances, paths: Mapping[str, tuple[str, ...]], step: Step
 ) -> str:
     order = _legal_order(sched, dist, paths, step)
     if order is None:
@@ -174,7 +175,7 @@ def _legal_order_text(
 
 
 def _legal_order(
-    sched: Schedule, dist: Distances, paths: dict[str, tuple[str, ...]], step: Step
+    sched: Schedule, dist: Distances, paths: Mapping[str, tuple[str, ...]], step: Step
 ) -> list[str] | None:
     """The legal order of a permute's loops that follows the requested one most closely.
 

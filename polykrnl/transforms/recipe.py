@@ -130,7 +130,7 @@ def schedule_of(fn: object, cls: type[ScheduleT], recipe: bool = True) -> Schedu
     infos = {n: i for n, i in loop_info.items() if n in present}
     # Legality is judged against the order before the loops were permuted.
     permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
-    reference = UnpermutedOrder(fn) if permuted else None
+    reference = UnpermutedOrder(fn, program) if permuted else None
     return cls(program, nodes, infos, tuple(steps), reference, recipe_steps=len(steps))
 
 

@@ -51,8 +51,8 @@ def wavefronts(
     if not report.legal:
         return sched, report, []
     done: list[Wavefront] = []
+    status = {lv.loop: lv.status for lv in report.loops}
     for inner in sched.loop_names():
-        status = {lv.loop: lv.status for lv in report.loops}
         pair = _pair(sched, inner, status)
         if pair is None:
             continue
@@ -65,7 +65,7 @@ def wavefronts(
             checked = legality.check(cand)
             verdicts = {lv.loop: lv.status for lv in checked.loops}
             if checked.legal and verdicts.get(outer) == "parallel":
-                sched, report = cand, checked
+                sched, report, status = cand, checked, verdicts
                 done.append(Wavefront(inner, outer, factor))
                 break
     return sched, report, done

@@ -7,7 +7,7 @@ that now runs the sink first (or the parallel loop that carries it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -62,7 +62,7 @@ def _value_at(pa: isl.PwAff, stmt: Statement, inst: Instance, params: dict[str, 
 
 def flipping_loop(
     sched: Schedule,
-    paths: dict[str, tuple[str, ...]],
+    paths: Mapping[str, tuple[str, ...]],
     src: Instance,
     snk: Instance,
     params: dict[str, int] | None = None,

@@ -66,6 +66,7 @@ from polykrnl.model.poly.program import (
     ValueParam,
     build_tree,
     isl_name,
+    sequence_of,
 )
 from polykrnl.model.poly.table import POLY, is_pure
 
@@ -87,4 +88,5 @@ __all__ = [
     "isl_name",
     "map_results",
     "poly_program",
+    "sequence_of",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -309,7 +310,11 @@ class LoopPolyhedron:
         return Access(array, self._through_loops(stmt, array, outs, extra), write, False, op)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_map(text: str) -> isl.Map:
+    """The isl map of `text`, coalesced. Cached: the nests of one function repeat the
+    same relations over the same loop variables, and isl's parser takes about half a
+    millisecond a map (islpy's maps are values: no operation changes one in place)."""
     try:
         return isl.Map(text).coalesce()
     except isl.Error as e:  # pragma: no cover - an internal bug, not user input

@@ -339,10 +339,10 @@ def build_tree(
     parts = [p for p in (_subtree(n, statements, value, marks) for n in nodes) if p is not None]
     if not parts:
         return isl.Schedule.from_domain(isl.UnionSet.empty(isl.Space.params_alloc(CTX, 0)))
-    return _sequence(parts)
+    return sequence_of(parts)
 
 
-def _sequence(parts: list[isl.Schedule]) -> isl.Schedule:
+def sequence_of(parts: list[isl.Schedule]) -> isl.Schedule:
     """parts[0]; parts[1]; ... merged pairwise (one long chain of merges is quadratic)."""
     while len(parts) > 1:
         merged = [a.sequence(b) for a, b in zip(parts[::2], parts[1::2], strict=False)]
@@ -369,7 +369,7 @@ def _subtree(
     inner = [p for p in (_subtree(b, statements, value, marks) for b in node.body) if p is not None]
     if not inner:
         return None
-    body = _sequence(inner)
+    body = sequence_of(inner)
     pieces = [isl.UnionPwAff.from_pw_aff(value(node.name, statements[s])) for s in _stmts_in(node)]
     while len(pieces) > 1:
         pieces = [a.union_add(b) for a, b in zip(pieces[::2], pieces[1::2], strict=False)] + (

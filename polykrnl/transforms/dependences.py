@@ -90,8 +90,7 @@ def dependences(program: PolyProgram) -> Dependences:
     found = _CACHE.get(program)
     if found is None:
         everything = frozenset(s.name for s in program.statements)
-        order = program.order_schedule.get_map()
-        found = _CACHE[program] = _compute(program, [(everything, order)])
+        found = _CACHE[program] = _compute(program, [(everything, program.order_schedule)])
     return found
 
 
@@ -121,14 +120,19 @@ def kept_dependences(program: PolyProgram, nests: Sequence[frozenset[str]]) -> D
 
 
 def _compute(
-    program: PolyProgram, groups: Sequence[tuple[frozenset[str], isl.UnionMap]]
+    program: PolyProgram, groups: Sequence[tuple[frozenset[str], isl.Schedule]]
 ) -> Dependences:
-    """The dependences inside each group of statements, ordered by the group's map."""
+    """The dependences inside each group of statements, ordered by the group's tree."""
     reductions = _reductions(program)
     deps: list[Dependence] = []
     live_in: list[isl.UnionMap] = []
     rank = {name: i for i, name in enumerate(program.arrays)}
-    for names, order in groups:
+    for names, tree in groups:
+        order = tree.get_map()
+        # isl's dataflow analysis runs about 3x faster on the tree than on the map,
+        # but crashed (a segfault, found by the differential campaign) on trees with
+        # quasi-affine tile dimensions: those go as a map.
+        flow_tree = None if _quasi_affine(order) else tree
         # array -> [reads, must writes, writes] of the group's statements
         by_array: dict[str, tuple[list[isl.Map], list[isl.Map], list[isl.Map]]] = {}
         for st in program.statements:
@@ -149,8 +153,22 @@ def _compute(
             reads, must, writes = (union_of(m) for m in (read_maps, must_maps, write_maps))
             # Only the statements that touch the array: smaller sets for isl.
             order_a = order.intersect_domain(reads.domain().union(writes.domain()))
-            _array_dependences(deps, live_in, array, order_a, reads, must, writes, reductions)
+            _array_dependences(
+                deps, live_in, array, order_a, flow_tree, reads, must, writes, reductions
+            )
     return Dependences(tuple(deps), union_of(live_in))
+
+
+def _quasi_affine(order: isl.UnionMap) -> bool:
+    """Whether some statement's time uses an integer division (a tile dimension)."""
+    maps: list[isl.Map] = []
+    order.foreach_map(maps.append)
+    for m in maps:
+        basics: list[isl.BasicMap] = []
+        m.foreach_basic_map(basics.append)
+        if any(b.dim(isl.dim_type.div) for b in basics):
+            return True
+    return False
 
 
 def union_of(maps: Sequence[isl.Map | isl.UnionMap]) -> isl.UnionMap:
@@ -169,6 +187,7 @@ def _array_dependences(
     live_in: list[isl.UnionMap],
     array: str,
     order_a: isl.UnionMap,
+    flow_tree: isl.Schedule | None,
     reads: isl.UnionMap,
     must: isl.UnionMap,
     writes: isl.UnionMap,
@@ -176,15 +195,8 @@ def _array_dependences(
 ) -> None:
     before = order_a.lex_lt_union_map(order_a)  # a runs before b
     if not reads.is_empty():
-        info = (
-            isl.UnionAccessInfo.from_sink(reads)
-            .set_must_source(must)
-            .set_may_source(writes)
-            # The order as a map, not the schedule tree: isl's dataflow analysis
-            # crashes (a segfault) on some tiled schedule trees (found by the
-            # differential campaign) and not on the same order as a map.
-            .set_schedule_map(order_a)
-        )
+        info = isl.UnionAccessInfo.from_sink(reads).set_must_source(must).set_may_source(writes)
+        info = info.set_schedule(flow_tree) if flow_tree is not None else info.set_schedule_map(order_a)
         try:
             flow = info.compute_flow()
             raw = flow.get_may_dependence()

@@ -256,15 +256,15 @@ class PolyProgram:
         )
 
     @cached_property
-    def nest_orders(self) -> tuple[tuple[frozenset[str], isl.UnionMap], ...]:
-        """Per top-level node of `tree`: its statements and their order (the order of
+    def nest_orders(self) -> tuple[tuple[frozenset[str], isl.Schedule], ...]:
+        """Per top-level node of `tree`: its statements and their order (the tree of
         `order_schedule` inside the node), each built from the node alone."""
         statements = {s.name: s for s in self.statements}
-        out: list[tuple[frozenset[str], isl.UnionMap]] = []
+        out: list[tuple[frozenset[str], isl.Schedule]] = []
         for node in _untiled(self.tree, statements):
             names = frozenset(_stmts_in(node))
             tree = build_tree((node,), statements, lambda loop, stmt: _loop_value(stmt, loop))
-            out.append((names, tree.get_map()))
+            out.append((names, tree))
         return tuple(out)
 
     def __repr__(self) -> str:

@@ -196,7 +196,10 @@ def _array_dependences(
     before = order_a.lex_lt_union_map(order_a)  # a runs before b
     if not reads.is_empty():
         info = isl.UnionAccessInfo.from_sink(reads).set_must_source(must).set_may_source(writes)
-        info = info.set_schedule(flow_tree) if flow_tree is not None else info.set_schedule_map(order_a)
+        if flow_tree is not None:
+            info = info.set_schedule(flow_tree)
+        else:
+            info = info.set_schedule_map(order_a)
         try:
             flow = info.compute_flow()
             raw = flow.get_may_dependence()

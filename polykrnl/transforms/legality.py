@@ -34,9 +34,22 @@ from polykrnl.transforms.witnesses import (
     witness,
 )
 
+_REPORT = "_polykrnl_legality_report"
+
 
 def check(sched: Schedule) -> LegalityReport:
-    """The legality report of `sched` against the program's dependences."""
+    """The legality report of `sched` against the program's dependences (computed once
+    per schedule: a schedule is an immutable value, and the report is kept on it)."""
+    found = sched.__dict__.get(_REPORT)
+    if found is None:
+        found = _check(sched)
+        # As functools.cached_property stores its values: in the instance's __dict__.
+        sched.__dict__[_REPORT] = found
+    assert isinstance(found, LegalityReport)
+    return found
+
+
+def _check(sched: Schedule) -> LegalityReport:
     deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
     stmts = sched.statements
     times = statement_times(sched)
@@ -96,8 +109,12 @@ def check(sched: Schedule) -> LegalityReport:
 def is_legal(sched: Schedule) -> bool:
     """Whether `sched` keeps every dependence and no parallel loop carries one.
 
-    The verdict of check() without the report (no witnesses, tables, bands).
+    The verdict of check() without the report (no witnesses, tables, bands), or the
+    report's when check() already ran.
     """
+    known = sched.__dict__.get(_REPORT)
+    if isinstance(known, LegalityReport):
+        return known.legal
     deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
     times = statement_times(sched)
     for d in deps:

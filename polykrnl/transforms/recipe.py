@@ -46,7 +46,7 @@ from polykrnl.transforms.core import (
     Step,
     UnpermutedOrder,
 )
-from polykrnl.transforms.legality import refuse_if_illegal
+from polykrnl.transforms.legality import check, refuse_if_illegal
 from polykrnl.transforms.primitives.block import block
 from polykrnl.transforms.primitives.parallel import parallel
 from polykrnl.transforms.primitives.permute import permute
@@ -68,7 +68,10 @@ def schedule_as(cls: type[ScheduleT], fn: Function, *, force: bool = False) -> S
     sched = schedule_of(fn, cls, recipe=True)
     # Blocks and unrolls keep the order of every instance: only permutes and
     # parallel loops can make a recipe illegal.
-    if not force and any(st.op in ("permute", "parallel") for st in sched.steps):
+    # The whole report, not only the verdict: it stays with the schedule, and code
+    # generation asks for it next (legality runs once per pipeline).
+    judged = not force and any(st.op in ("permute", "parallel") for st in sched.steps)
+    if judged and not check(sched).legal:
         refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
     return sched
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import polykrnl as pk
@@ -44,3 +47,14 @@ def machine() -> dict[str, Any]:
         else None,
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
+
+
+def import_path(module_name: str, path: Path) -> ModuleType:
+    """The Python file at `path`, imported as `module_name` (benchmark helpers are
+    scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -32,7 +32,6 @@ Writes benchmarks/RESULTS_compile.md (``--no-write``: print only).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import math
@@ -50,18 +49,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _common import machine  # noqa: E402
+from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
 
 
 def _import(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_path(f"bench_{name}", HERE / f"{name}.py")
 
 
 bench_numpy = _import("bench_numpy")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import math
 import os
@@ -49,20 +48,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import machine  # noqa: E402
+from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
 
 
 def _import(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"polybench_{name}", HERE / "polybench" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_path(f"polybench_{name}", HERE / "polybench" / f"{name}.py")
 
 
 hand = _import("hand")

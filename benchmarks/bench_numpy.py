@@ -220,7 +220,9 @@ def instrumented(clock: Clock) -> Iterator[None]:
     try:
         for module_name, attr, stage in PATCHES:
             module = importlib.import_module(module_name)
-            original = getattr(module, attr)
+            original = getattr(module, attr, None)
+            if original is None:
+                continue  # an older polykrnl (measuring a baseline commit)
             saved.append((module, attr, original))
             setattr(module, attr, clock.wrap(stage, original))
         yield

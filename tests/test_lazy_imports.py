@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+GEMM = Path(__file__).resolve().parent / "corpus" / "gemm.mlir"
 HEAVY = ["sympy", "islpy", "xdsl", "numpy", "polykrnl.codegen", "polykrnl.tiles", "matplotlib"]
 
 
@@ -39,3 +41,17 @@ def test_cli_help_loads_nothing_heavy() -> None:
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass"
     )
     assert _loaded_after(code) == dict.fromkeys(HEAVY, False)
+
+
+def test_cli_verify_loads_neither_numpy_nor_the_code_generators() -> None:
+    # Parsing and verifying need xDSL and the Krnl dialect only (hex float literals
+    # are decoded with struct).
+    code = (
+        "import contextlib, io\nfrom polykrnl.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    try:\n        main(['verify', {str(GEMM)!r}])\n"
+        "    except SystemExit:\n        pass"
+    )
+    loaded = _loaded_after(code)
+    assert loaded["xdsl"]
+    assert not any(loaded[m] for m in ("numpy", "sympy", "polykrnl.codegen", "polykrnl.tiles"))

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import bisect
 import re
+import struct
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     IndexType,
@@ -242,8 +243,18 @@ def parse(text: str, filename: str = "<string>") -> Module:
 
 _DENSE = re.compile(r"dense<\s*([^<>]*?)\s*>")
 _LITERAL = re.compile(r"-?0x[0-9a-fA-F]+|[-+]?[\d.]+(?:[eE][-+]?\d+)?")
-_BITS: dict[int, type[np.unsignedinteger[Any]]] = {16: np.uint16, 32: np.uint32, 64: np.uint64}
-_FLOATS: dict[int, type[np.floating[Any]]] = {16: np.float16, 32: np.float32, 64: np.float64}
+# IEEE binary16/32/64 by width (struct, not NumPy: `verify` does not load NumPy).
+_IEEE = {16: "<e", 32: "<f", 64: "<d"}
+
+
+def _float_of_bits(raw: int, el: AnyFloat) -> float | None:
+    """The float whose bit pattern is `raw` in `el` (None for a width without a form)."""
+    if isinstance(el, BFloat16Type):  # the upper half of a binary32
+        return float(struct.unpack("<f", (raw << 16).to_bytes(4, "little"))[0])
+    fmt = _IEEE.get(el.bitwidth)
+    if fmt is None:
+        return None
+    return float(struct.unpack(fmt, raw.to_bytes(el.bitwidth // 8, "little"))[0])
 
 
 def _hex_floats_as_bits(module: Module) -> None:
@@ -272,8 +283,10 @@ def _hex_floats_as_bits(module: Module) -> None:
             values: list[float] = []
             for lit in _LITERAL.findall(found[1]):
                 if lit.lstrip("-").startswith("0x"):
-                    raw = int(lit, 16) & ((1 << width) - 1)
-                    values.append(float(np.array(raw, dtype=_BITS[width]).view(_FLOATS[width])))
+                    value = _float_of_bits(int(lit, 16) & ((1 << width) - 1), el)
+                    if value is None:
+                        break
+                    values.append(value)
                 else:
                     values.append(float(lit))
             n = len(list(attr.get_values()))

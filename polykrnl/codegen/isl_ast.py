@@ -160,6 +160,8 @@ class Translator:
                 reason = self.shared(body) if self.shared is not None else None
                 self.pranged[mark] = reason or "prange"
                 loop = "range" if reason else "prange"
+            if loop == "prange" and _uneven(name, body):
+                return self._cyclic_prange(name, init, stop, inc, body)
             if loop == "prange" and not _is_one(inc):
                 return self._stepped_prange(name, init, stop, inc, body)
             rng = ast.Call(ast.Name(loop, ast.Load()), args, [])
@@ -191,6 +193,33 @@ class Translator:
         first = ast.Assign([ast.Name(it, ast.Store())], value)
         rng = ast.Call(ast.Name("prange", ast.Load()), [trips], [])
         return [ast.For(ast.Name(n, ast.Store()), rng, [first, *body], [])]
+
+    def _cyclic_prange(
+        self, it: str, start: ast.expr, stop: ast.expr, step: ast.expr, body: list[ast.stmt]
+    ) -> list[ast.stmt]:
+        """A prange whose iterations do unequal work, each thread taking every n-th one.
+
+        Numba's prange gives each thread one block of consecutive iterations: over a
+        triangle one thread gets three quarters of the work (covariance ran 1.14x on two
+        threads). Taking iterations cyclically, as OpenMP's schedule(static, 1), gave 1.77x.
+        The iterations are independent, so any split gives the same results.
+        """
+        c = self.fresh(f"{it}_c")
+        threads = self.fresh("_pk_threads")
+        count = ast.Assign(
+            [ast.Name(threads, ast.Store())],
+            ast.Call(ast.Name("get_num_threads", ast.Load()), [], []),
+        )
+        first = _plus(start, _times(ast.Name(c, ast.Load()), step))
+        stride = _times(ast.Name(threads, ast.Load()), step)
+        inner = ast.For(
+            ast.Name(it, ast.Store()),
+            ast.Call(ast.Name("range", ast.Load()), [first, stop, stride], []),
+            body,
+            [],
+        )
+        rng = ast.Call(ast.Name("prange", ast.Load()), [ast.Name(threads, ast.Load())], [])
+        return [count, ast.For(ast.Name(c, ast.Store()), rng, [inner], [])]
 
     def _threaded(self, it: str, rng: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
         """`for it in rng: body` as shares of `rng` run by `_pk_parallel` on threads.
@@ -326,3 +355,26 @@ def expr_of_pw_aff(pa: isl.PwAff, names: Sequence[str]) -> ast.expr:
 def _array_code(body: list[ast.stmt]) -> bool:
     """Whether `body` works on array slices (NumPy then releases the GIL)."""
     return any(isinstance(x, ast.Slice) for st in body for x in ast.walk(st))
+
+
+def _times(x: ast.expr, step: ast.expr) -> ast.expr:
+    return x if _is_one(step) else ast.BinOp(x, ast.Mult(), step)
+
+
+def _plus(start: ast.expr, x: ast.expr) -> ast.expr:
+    zero = isinstance(start, ast.Constant) and start.value == 0
+    return x if zero else ast.BinOp(start, ast.Add(), x)
+
+
+def _uneven(it: str, body: list[ast.stmt]) -> bool:
+    """Whether a loop inside `body` has bounds that use `it` (a triangle, say), so that
+    the iterations of the loop over `it` do unequal work."""
+    for node in (x for st in body for x in ast.walk(st)):
+        header: list[ast.AST] = []
+        if isinstance(node, ast.For):
+            header = [node.iter]
+        elif isinstance(node, ast.While):
+            header = [node.test]
+        if any(isinstance(x, ast.Name) and x.id == it for h in header for x in ast.walk(h)):
+            return True
+    return False

@@ -235,6 +235,48 @@ def test_parallel_tile_loop_is_a_prange_over_its_trip_count() -> None:
     assert sequential.parallel_loops == {}
 
 
+# Row i scales x[i, 0:i+1]: row i's work grows with i.
+PARALLEL_TRIANGLE = """
+func.func @lower(%x: memref<?x?xf64>, %n: index) {
+  %two = arith.constant 2.0 : f64
+  %ii, %jj = krnl.define_loops 2
+  krnl.parallel(%ii) : !krnl.loop
+  krnl.iterate(%ii) with (%ii -> %i = 0 to %n) {
+    krnl.iterate(%jj) with (%jj -> %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i)) {
+      %v = krnl.load %x[%i, %j] : memref<?x?xf64>
+      %w = arith.mulf %v, %two : f64
+      krnl.store %w, %x[%i, %j] : memref<?x?xf64>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8])
+def test_parallel_triangle_rows_go_to_threads_cyclically(n: int, threads: int) -> None:
+    """Iterations of unequal work are dealt out cyclically (schedule(static, 1)), not in
+    blocks of consecutive rows; a rectangle keeps the plain prange (test above)."""
+    import numba
+
+    fn = pk.parse(PARALLEL_TRIANGLE)["lower"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert kernel.parallel_loops == {"i": "prange"}
+    assert "for i_c in prange(_pk_threads):" in kernel.source, kernel.source
+    assert "for i in range(i_c, n, _pk_threads):" in kernel.source
+    x = np.random.default_rng(n).uniform(-1, 1, (n, n))
+    got, expected = x.copy(), x.copy()
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        kernel(x=got, n=n)
+    finally:
+        numba.set_num_threads(before)
+    pk.run_reference(fn, x=expected, n=n)
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_compile_for_numba_runs_krnl_parallel_loops_as_prange_unless_told_not_to() -> None:
     """pk.compile(target="numba") has to_numba()'s default (prange)."""
     fn = pk.parse(PARALLEL_TILES)["scale"]
@@ -361,7 +403,7 @@ def test_cli_emit_numba_module_runs_standalone(tmp_path: Path) -> None:
     code, _out, err = _cli("emit", "numba", str(path), "-o", str(out_file))
     assert code == 0, err
     text = out_file.read_text()
-    assert "import polykrnl" not in text and "from numba import njit, prange" in text
+    assert "import polykrnl" not in text and "from numba import get_num_threads, njit, prange" in text
     script = textwrap.dedent(
         f"""
         import sys, numpy as np

@@ -403,7 +403,8 @@ def test_cli_emit_numba_module_runs_standalone(tmp_path: Path) -> None:
     code, _out, err = _cli("emit", "numba", str(path), "-o", str(out_file))
     assert code == 0, err
     text = out_file.read_text()
-    assert "import polykrnl" not in text and "from numba import get_num_threads, njit, prange" in text
+    assert "import polykrnl" not in text
+    assert "from numba import get_num_threads, njit, prange" in text
     script = textwrap.dedent(
         f"""
         import sys, numpy as np

@@ -41,6 +41,10 @@ _BIN: dict[Any, ast.operator] = {
     isl.ast_expr_op_type.pdiv_r: ast.Mod(),
     isl.ast_expr_op_type.zdiv_r: ast.Mod(),
 }
+# Shares of a cyclic prange (see Translator._cyclic_prange): more than any machine's
+# threads, few enough that empty shares cost nothing.
+CYCLIC_SHARES = 256
+
 _CMP: dict[Any, ast.cmpop] = {
     isl.ast_expr_op_type.eq: ast.Eq(),
     isl.ast_expr_op_type.le: ast.LtE(),
@@ -197,29 +201,27 @@ class Translator:
     def _cyclic_prange(
         self, it: str, start: ast.expr, stop: ast.expr, step: ast.expr, body: list[ast.stmt]
     ) -> list[ast.stmt]:
-        """A prange whose iterations do unequal work, each thread taking every n-th one.
+        """A prange whose iterations do unequal work, each share taking every n-th one.
 
         Numba's prange gives each thread one block of consecutive iterations: over a
         triangle one thread gets three quarters of the work (covariance ran 1.14x on two
         threads). Taking iterations cyclically, as OpenMP's schedule(static, 1), gave 1.77x.
-        The iterations are independent, so any split gives the same results.
+        The iterations are independent, so any split gives the same results. The number of
+        shares is a constant, not `get_num_threads()`: Numba cannot cache a function that
+        calls it (a "dynamic global"); with CYCLIC_SHARES shares dealt to T threads in
+        blocks, each thread still gets every n-th iteration to within 1/CYCLIC_SHARES.
         """
         c = self.fresh(f"{it}_c")
-        threads = self.fresh("_pk_threads")
-        count = ast.Assign(
-            [ast.Name(threads, ast.Store())],
-            ast.Call(ast.Name("get_num_threads", ast.Load()), [], []),
-        )
+        shares = ast.Constant(CYCLIC_SHARES)
         first = _plus(start, _times(ast.Name(c, ast.Load()), step))
-        stride = _times(ast.Name(threads, ast.Load()), step)
         inner = ast.For(
             ast.Name(it, ast.Store()),
-            ast.Call(ast.Name("range", ast.Load()), [first, stop, stride], []),
+            ast.Call(ast.Name("range", ast.Load()), [first, stop, _times(shares, step)], []),
             body,
             [],
         )
-        rng = ast.Call(ast.Name("prange", ast.Load()), [ast.Name(threads, ast.Load())], [])
-        return [count, ast.For(ast.Name(c, ast.Store()), rng, [inner], [])]
+        rng = ast.Call(ast.Name("prange", ast.Load()), [shares], [])
+        return [ast.For(ast.Name(c, ast.Store()), rng, [inner], [])]
 
     def _threaded(self, it: str, rng: ast.expr, body: list[ast.stmt]) -> list[ast.stmt]:
         """`for it in rng: body` as shares of `rng` run by `_pk_parallel` on threads.

@@ -223,7 +223,7 @@ def to_numba(
 
 
 #: the imports of a Numba kernel's module
-IMPORTS = "import numpy as np\nfrom numba import get_num_threads, njit, prange"
+IMPORTS = "import numpy as np\nfrom numba import njit, prange"
 
 
 def numba_helper(helper: str, cache: bool = True) -> str:

@@ -22,7 +22,7 @@ from polykrnl.tiles.vec_tiles import (
     transposed_tile,
 )
 
-__all__ = ["subscript_loops", "tile_value", "tile_window"]
+__all__ = ["check_one_window", "subscript_loops", "tile_value", "tile_window"]
 
 
 _COMMUTES = {"TADD", "TMUL", "TMAX", "TMIN"}
@@ -45,6 +45,7 @@ def subscript_loops(t: TilewiseNest, s: Statement, idx: Sequence[SSAValue]) -> l
         if origin is not None and origin.carrier is not None:
             name = t.b.sched.program.loop_names[origin.carrier]
             name = t.b.sched.loop(name).origin if name in t.b.sched.loop_names() else name
+            name = t.canon(name)
         if name is None or name not in t.axes:
             raise lowering_error(
                 s,
@@ -106,33 +107,31 @@ def tile_value(t: TilewiseNest, s: Statement, v: SSAValue, defining: bool = Fals
         raise lowering_error(s, f"the value {v.name_hint or '?'} is not available on the tile")
     op = v.op
     if is_load(op):
+        array = program.array_names.get(op.operands[0])
+        if array is not None and array in t.temps:
+            subs = subscript_loops(t, s, op.operands[1:])
+            found = t.stored.get((array, tuple(subs)))
+            if found is None:
+                raise lowering_error(
+                    s,
+                    f"{array}[{', '.join(subs)}] is read before a statement of this tile "
+                    "wrote it there (a temporary in UB holds only the current tile's values)",
+                )
+            t.env[v] = found
+            return found
         tensor = t.b.tensor_of_value.get(op.operands[0])
         if tensor is None:
             raise lowering_error(s, "a load from a buffer that is not a function argument")
         subs = subscript_loops(t, s, op.operands[1:])
-        t.dt = t.dt or t.b.tensors[tensor].dtype
-        check_same_dtype(t, s, t.b.tensors[tensor].dtype)
-        view, transposed = tile_window(t, s, tensor, subs)
-        if view.cols == 1 and len(subs) == 1:
-            name = t.new_col(f"{tensor.lower()}_col")
-            t.items.append(Instr("TLOAD", name, (view,), comment=f"{s.name}: {tensor}[{subs[0]}]"))
-            t.env[v] = TileValue("col", name)
-            return t.env[v]
-        if transposed:
-            src = transposed_tile(t, s, f"{tensor.lower()}_t")
-            t.items.append(
-                Instr("TLOAD", src, (view,), comment=f"{s.name}: {tensor}[{', '.join(subs)}]")
-            )
-            name = t.new_tile(tensor.lower())
-            assert t.col is not None
-            tmp = tmp_tile_for(t, s, "TTRANS", t.col, t.row)
-            t.items.append(Instr("TTRANS", name, (src,), tmp=tmp, comment=f"{s.name}: transpose"))
-        else:
-            name = t.new_tile(tensor.lower())
-            t.items.append(
-                Instr("TLOAD", name, (view,), comment=f"{s.name}: {tensor}[{', '.join(subs)}]")
-            )
-        t.env[v] = TileValue("tile", name)
+        key = (tensor, tuple(subs))
+        check_one_window(t, s, tensor, subs)
+        known = t.stored.get(key) or t.loaded.get(key)
+        if known is not None:
+            # Written by an earlier statement of this tile, or loaded by one: in UB already.
+            t.env[v] = known
+            return known
+        t.env[v] = _load(t, s, tensor, subs)
+        t.loaded[key] = t.env[v]
         return t.env[v]
     unary = UNARY_INSTR.get(type(op))
     if unary is not None:
@@ -149,6 +148,52 @@ def tile_value(t: TilewiseNest, s: Statement, v: SSAValue, defining: bool = Fals
             return _unary(t, s, v, "TRELU", y)
         return _binary(t, s, v, instr, x, y)
     raise lowering_error(s, f"{op.name} has no PTO instruction")
+
+
+def check_one_window(
+    t: TilewiseNest, s: Statement, tensor: str, subs: list[str], writing: bool = False
+) -> None:
+    """In fused nests, a tensor written in the tile is accessed at one window only: a
+    later nest reading or writing other rows or columns of what an earlier nest wrote (or
+    read) in another tile would break the order of the unfused nests."""
+    if not t.fused or not (writing or any(k[0] == tensor for k in t.stored)):
+        return
+    for name, other in [*t.stored, *t.loaded]:
+        if name == tensor and other != tuple(subs):
+            raise lowering_error(
+                s,
+                f"{tensor}[{', '.join(subs)}] and {tensor}[{', '.join(other)}] in fused nests: "
+                f"a dependence on {tensor} between other rows or columns than the tile's "
+                "prevents running the nests tile by tile",
+                hint="only nests that access a written tensor at the same [row, column] "
+                "fuse; pass the value through a temporary of its own",
+            )
+
+
+def _load(t: TilewiseNest, s: Statement, tensor: str, subs: list[str]) -> TileValue:
+    """A TLOAD of `tensor[subs]` (with a TTRANS for a transposed window)."""
+    t.dt = t.dt or t.b.tensors[tensor].dtype
+    check_same_dtype(t, s, t.b.tensors[tensor].dtype)
+    view, transposed = tile_window(t, s, tensor, subs)
+    if view.cols == 1 and len(subs) == 1:
+        name = t.new_col(f"{tensor.lower()}_col")
+        t.items.append(Instr("TLOAD", name, (view,), comment=f"{s.name}: {tensor}[{subs[0]}]"))
+        return TileValue("col", name)
+    if transposed:
+        src = transposed_tile(t, s, f"{tensor.lower()}_t")
+        t.items.append(
+            Instr("TLOAD", src, (view,), comment=f"{s.name}: {tensor}[{', '.join(subs)}]")
+        )
+        name = t.new_tile(tensor.lower())
+        assert t.col is not None
+        tmp = tmp_tile_for(t, s, "TTRANS", t.col, t.row)
+        t.items.append(Instr("TTRANS", name, (src,), tmp=tmp, comment=f"{s.name}: transpose"))
+    else:
+        name = t.new_tile(tensor.lower())
+        t.items.append(
+            Instr("TLOAD", name, (view,), comment=f"{s.name}: {tensor}[{', '.join(subs)}]")
+        )
+    return TileValue("tile", name)
 
 
 def _expanded(t: TilewiseNest, s: Statement, x: TileValue) -> TileValue:

@@ -47,9 +47,10 @@ from polykrnl.errors import PtoError
 from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
 from polykrnl.tiles import symbolic
 from polykrnl.tiles.dtypes import dtype
+from polykrnl.tiles.fusion import arrays_in, nest_groups, temporaries
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
-from polykrnl.tiles.nest_plan import first_statement, lower_nest
+from polykrnl.tiles.nest_plan import first_statement, lower_group, lower_nest
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -139,10 +140,13 @@ def lower(
     b = KernelBuilder(sched, a, given, tensors, tensor_of_value)
     body: list[Item] = []
     owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
-    for node in sched.nodes:
+    temps = temporaries(sched)
+    for group in nest_groups(sched, temps):
+        node = group[0]
         before = len(b.tiles)
         try:
-            body += lower_nest(b, node)
+            shared = {a for n in group for a in arrays_in(sched, n)} & set(temps)
+            body += lower_group(b, group, shared) if shared else lower_nest(b, node)
         except PtoError as e:
             if e.location is not None:
                 raise

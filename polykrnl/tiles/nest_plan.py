@@ -5,7 +5,8 @@ running it statement after statement."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
+from dataclasses import dataclass
 
 import sympy  # type: ignore[import-untyped]
 
@@ -19,11 +20,143 @@ from polykrnl.tiles.tilewise import lower_tilewise
 from polykrnl.transforms import legality
 from polykrnl.transforms.core import LoopInfo, Schedule, SLoop, SNode, SStmt
 
-__all__ = ["first_statement", "lower_nest"]
+__all__ = ["first_statement", "lower_group", "lower_nest"]
+
+
+@dataclass
+class _NestPlan:
+    """One top-level nest, taken apart: its tile loops (outermost first), the tile axes of
+    its original loops, the point loops' origins (rows first) and its statements."""
+
+    node: SNode
+    tile_loops: list[LoopInfo]
+    values: dict[str, sympy.Expr]
+    axes: dict[str, Axis]
+    order: list[str]
+    point_nodes: tuple[SNode, ...]
+    statements: list[Statement]
 
 
 def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
     """One top-level nest: C++ loops over its tiles around the tile-wise body."""
+    plan = _plan(b, node)
+    _check_distribution(b, plan.point_nodes, plan.statements)
+    if not plan.order:
+        items = lower_tile_buffers(b, plan.values, plan.statements)
+    elif any(matmul_form(b, x) is not None for x in plan.statements):
+        items = lower_matmul(b, plan.axes, plan.order, plan.statements)
+    else:
+        items = lower_tilewise(b, plan.axes, plan.order, plan.statements)
+    return _tile_loops(plan, items)
+
+
+def lower_group(b: KernelBuilder, nodes: Sequence[SNode], temps: Set[str]) -> list[Item]:
+    """Nests that share temporaries (`temps`) as one loop over row tiles, each tile running
+    the nests' bodies in order; the temporaries live in UB.
+
+    Legal when every nest runs over the same row tiles and each row tile needs only its
+    own rows of what earlier nests computed: the temporaries are read and written at the
+    row (and column) being computed, and a tensor written in the group is accessed at one
+    window only (checked where the accesses are lowered, naming the two accesses that
+    break it). Then fusing only moves whole tiles of later nests before later tiles of
+    earlier ones, which touch other rows.
+    """
+    sched = b.sched
+    stray = next((n for n in nodes if isinstance(n, SStmt)), None)
+    if stray is not None:
+        raise lowering_error(
+            sched.statements[stray.name],
+            "a statement outside every loop between nests that share a temporary",
+        )
+    plans = [_plan(b, n) for n in nodes]
+    first = plans[0]
+    for p in plans:
+        _check_distribution(b, p.point_nodes, p.statements)
+        if not p.order or any(matmul_form(b, x) is not None for x in p.statements):
+            raise lowering_error(
+                p.statements[0],
+                "a matmul or tile-buffer nest shares a temporary with other nests: only "
+                "tile-wise nests (elementwise ops, row reductions) are fused",
+            )
+    # The row tiles: the same tile loops (sizes and bounds) in every nest, over the rows.
+    rename: dict[sympy.Symbol, sympy.Expr] = {}
+    for p in plans[1:]:
+        if not _same_tiling(first, p, rename):
+            raise lowering_error(
+                p.statements[0],
+                f"this nest shares temporaries ({', '.join(sorted(temps))}) with the nest of "
+                f"{first.statements[0].label} but is tiled differently (fused nests need the "
+                "same row blocking)",
+                hint="block the row loops of all these nests by the same size, or none",
+            )
+    row = first.axes[first.order[0]]
+    alias: dict[str, str] = {}
+    col: Axis | None = None
+    for p in plans:
+        alias[p.order[0]] = row.origin
+        r = p.axes[p.order[0]]
+        if not _same_axis(r, row, rename):
+            raise lowering_error(
+                p.statements[0],
+                f"row loop {r.origin} runs over other rows than {row.origin} of "
+                f"{first.statements[0].label} (fused nests need the same rows)",
+            )
+        for o in p.order[1:]:
+            c = p.axes[o]
+            if col is None:
+                col = c
+            elif not _same_axis(c, col, rename):
+                raise lowering_error(
+                    p.statements[0],
+                    f"column loops {col.origin} and {c.origin} run over different ranges "
+                    "(one tile has one column range)",
+                )
+            alias[o] = col.origin
+    axes = {row.origin: row, **({col.origin: col} if col is not None else {})}
+    order = [row.origin, *([col.origin] if col is not None else [])]
+    statements = [s for p in plans for s in p.statements]
+    items = lower_tilewise(b, axes, order, statements, alias=alias, temps=temps)
+    return _tile_loops(first, items)
+
+
+def _tile_loops(plan: _NestPlan, items: list[Item]) -> list[Item]:
+    for info in reversed(plan.tile_loops):
+        lb = bounds_expr(info.lbs, {}, f"lower bound of {info.name}", True)
+        ub = bounds_expr(info.ubs, {}, f"upper bound of {info.name}", False)
+        items = [
+            Loop(info.name, lb, ub, info.tile_size or 1, items, comment=f"tiles of {info.origin}")
+        ]
+    return items
+
+
+def _same_tiling(a: _NestPlan, p: _NestPlan, rename: dict[sympy.Symbol, sympy.Expr]) -> bool:
+    """Whether nest `p` has the tile loops of `a` (sizes, bounds, the same axes in the same
+    order); records p's tile variables as a's in `rename`."""
+    if len(a.tile_loops) != len(p.tile_loops):
+        return False
+    for x, y in zip(a.tile_loops, p.tile_loops, strict=True):
+        axis = [o for o in a.order if o == x.origin], [o for o in p.order if o == y.origin]
+        if x.tile_size != y.tile_size or not axis[0] or not axis[1]:
+            return False
+        if a.order.index(x.origin) != p.order.index(y.origin):
+            return False
+        ex = [bounds_expr(b_, {}, "", lo) for b_, lo in ((x.lbs, True), (x.ubs, False))]
+        ey = [bounds_expr(b_, {}, "", lo) for b_, lo in ((y.lbs, True), (y.ubs, False))]
+        if any(sympy.simplify(u - v) != 0 for u, v in zip(ex, ey, strict=True)):
+            return False
+        rename[int_symbol(y.name)] = int_symbol(x.name)
+    return True
+
+
+def _same_axis(a: Axis, b: Axis, rename: dict[sympy.Symbol, sympy.Expr]) -> bool:
+    return (
+        a.size == b.size
+        and sympy.simplify(sympy.sympify(a.extent).subs(rename) - b.extent) == 0
+        and sympy.simplify(sympy.sympify(a.start).subs(rename) - b.start) == 0
+    )
+
+
+def _plan(b: KernelBuilder, node: SNode) -> _NestPlan:
     sched = b.sched
     if isinstance(node, SStmt):
         raise lowering_error(sched.statements[node.name], "a statement outside every loop")
@@ -92,20 +225,7 @@ def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
             )
     stmts = _statements_in(point_nodes)
     statements = [sched.statements[n] for n in stmts]
-    _check_distribution(b, point_nodes, statements)
-    if not order:
-        items = lower_tile_buffers(b, values, statements)
-    elif any(matmul_form(b, x) is not None for x in statements):
-        items = lower_matmul(b, axes, order, statements)
-    else:
-        items = lower_tilewise(b, axes, order, statements)
-    for info in reversed(tile_loops):
-        lb = bounds_expr(info.lbs, {}, f"lower bound of {info.name}", True)
-        ub = bounds_expr(info.ubs, {}, f"upper bound of {info.name}", False)
-        items = [
-            Loop(info.name, lb, ub, info.tile_size or 1, items, comment=f"tiles of {info.origin}")
-        ]
-    return items
+    return _NestPlan(node, tile_loops, values, axes, order, point_nodes, statements)
 
 
 def first_statement(sched: Schedule, node: SNode) -> Statement:

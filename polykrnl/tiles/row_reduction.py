@@ -1,19 +1,19 @@
-"""A reduction along the columns carried by iter_args (``krnl.yield old op e`` with +, max,
-min): TROWSUM, TROWMAX or TROWMIN into a column of per-row values, combined with the
-initial value unless it is the identity."""
+"""A reduction along the columns, carried by iter_args (``krnl.yield old op e`` with +, max,
+min) or through a temporary (``T[r] = T[r] op e``): TROWSUM, TROWMAX or TROWMIN into a
+column of per-row values, combined with the value before unless it is the identity."""
 
 from __future__ import annotations
 
-from xdsl.ir import OpResult
+from xdsl.ir import Operation, OpResult
 
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.elementwise import tile_value
-from polykrnl.tiles.krnl_ops import ROW_REDUCE_INSTR
+from polykrnl.tiles.krnl_ops import ROW_REDUCE_INSTR, is_load
 from polykrnl.tiles.lowering_state import lowering_error
 from polykrnl.tiles.program import Instr, Scalar
 from polykrnl.tiles.vec_tiles import TileValue, TilewiseNest, tmp_tile_for
 
-__all__ = ["lower_row_reduction"]
+__all__ = ["lower_memory_reduction", "lower_row_reduction"]
 
 
 _IDENTITY = {"TROWSUM": 0.0, "TROWMAX": float("-inf"), "TROWMIN": float("inf")}
@@ -43,20 +43,58 @@ def lower_row_reduction(t: TilewiseNest, s: Statement) -> None:
     x = tile_value(t, s, e)
     if x.kind != "tile":
         raise lowering_error(s, "a reduction of a value that is not a tile of the nest")
-    instr = ROW_REDUCE_INSTR[type(op)]
-    red = t.new_col(instr.lower()[4:])
-    tmp = tmp_tile_for(t, s, instr, t.row, t.col)
-    t.items.append(
-        Instr(instr, red, (x.tile,), tmp=tmp, comment=f"{s.name}: {y.name_hint or instr}")
-    )
     init = t.inits.get(arr)
     if init is None:
         raise lowering_error(s, "an iter_args reduction without its initial value")
-    if init != _IDENTITY[instr]:
-        combine = {"TROWSUM": "TADDS", "TROWMAX": "TMAXS", "TROWMIN": "TMINS"}[instr]
-        out = t.new_col(instr.lower()[4:])
-        t.items.append(
-            Instr(combine, out, (red, Scalar(init)), comment=f"{s.name}: with the initial value")
-        )
-        red = out
-    t.virtual[arr] = TileValue("col", red)
+    t.virtual[arr] = _reduce(t, s, type(op), x, TileValue("scalar", scalar=init), y.name_hint)
+
+
+def lower_memory_reduction(
+    t: TilewiseNest, s: Statement, array: str, current: TileValue
+) -> TileValue:
+    """`T[r] = T[r] op e` inside the column loop (a reduction through a temporary, as
+    onnx-mlir writes them): the row reduction of e combined with T's current value."""
+    y = s.anchor.operands[0]
+    op = y.op if isinstance(y, OpResult) else None
+    if op is None or type(op) not in ROW_REDUCE_INSTR:
+        raise lowering_error(s, f"the temporary {array} is updated inside the column loop by "
+                             "something else than +, max or min")  # fmt: skip
+    program = t.b.sched.program
+    others = [
+        e for e in op.operands
+        if not (isinstance(e, OpResult) and is_load(e.op)
+                and program.array_names.get(e.op.operands[0]) == array)
+    ]  # fmt: skip
+    if len(others) != 1:
+        raise lowering_error(s, f"an update of {array} that does not combine its old value")
+    x = tile_value(t, s, others[0])
+    if x.kind != "tile":
+        raise lowering_error(s, "a reduction of a value that is not a tile of the nest")
+    return _reduce(t, s, type(op), x, current, y.name_hint)
+
+
+def _reduce(
+    t: TilewiseNest,
+    s: Statement,
+    op: type[Operation],
+    x: TileValue,
+    start: TileValue,
+    hint: str | None,
+) -> TileValue:
+    """TROW<op> of tile `x` into a column, combined with `start` (a constant, skipped when it
+    is the identity, or a column of per-row values)."""
+    instr = ROW_REDUCE_INSTR[op]
+    red = t.new_col(instr.lower()[4:])
+    tmp = tmp_tile_for(t, s, instr, t.row, t.col)
+    t.items.append(Instr(instr, red, (x.tile,), tmp=tmp, comment=f"{s.name}: {hint or instr}"))
+    combine = {"TROWSUM": "TADD", "TROWMAX": "TMAX", "TROWMIN": "TMIN"}[instr]
+    if start.kind == "scalar" and start.scalar == _IDENTITY[instr]:
+        return TileValue("col", red)
+    out = t.new_col(instr.lower()[4:])
+    if start.kind == "scalar":
+        srcs: tuple[str | Scalar, ...] = (red, Scalar(start.scalar))
+        combine, note = combine + "S", "with the initial value"
+    else:
+        srcs, note = (start.tile, red), "with the value before"
+    t.items.append(Instr(combine, out, srcs, comment=f"{s.name}: {note}"))
+    return TileValue("col", out)

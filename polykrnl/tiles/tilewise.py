@@ -3,14 +3,16 @@ initial values, row reductions, values kept for later statements, stores)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
+
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl.model.poly import Statement
-from polykrnl.tiles.elementwise import subscript_loops, tile_value, tile_window
+from polykrnl.tiles.elementwise import check_one_window, subscript_loops, tile_value, tile_window
 from polykrnl.tiles.krnl_ops import constant_value, is_store
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error
 from polykrnl.tiles.program import Instr, Item
-from polykrnl.tiles.row_reduction import lower_row_reduction
+from polykrnl.tiles.row_reduction import lower_memory_reduction, lower_row_reduction
 from polykrnl.tiles.vec_tiles import (
     TileValue,
     TilewiseNest,
@@ -23,10 +25,16 @@ __all__ = ["lower_tilewise"]
 
 
 def lower_tilewise(
-    b: KernelBuilder, axes: dict[str, Axis], order: list[str], statements: list[Statement]
+    b: KernelBuilder,
+    axes: dict[str, Axis],
+    order: list[str],
+    statements: list[Statement],
+    alias: Mapping[str, str] | None = None,
+    temps: Set[str] = frozenset(),
 ) -> list[Item]:
     """Row axis: the outer point loop; columns: every other point loop, all of one range
-    (sibling krnl.iterate ops over the same columns, as softmax writes them)."""
+    (sibling krnl.iterate ops over the same columns, as softmax writes them). Fused nests
+    give `alias` (each nest's loops -> these axes) and the temporaries they keep in UB."""
     row = axes[order[0]]
     cols = [axes[o] for o in order[1:]]
     for c in cols[1:]:
@@ -40,7 +48,12 @@ def lower_tilewise(
                 f"column loops {cols[0].origin} and {c.origin} run over different ranges "
                 "(one tile has one column range)",
             )
-    t = TilewiseNest(b, axes, row, cols[0] if cols else None, col_names={c.origin for c in cols})
+    col_names = {c.origin for c in cols}
+    col_names |= {x for x, a in (alias or {}).items() if a in col_names}
+    t = TilewiseNest(
+        b, axes, row, cols[0] if cols else None, col_names=col_names, alias=dict(alias or {}),
+        temps=temps,
+    )  # fmt: skip
     for s in statements:
         _statement(t, s)
     return t.items
@@ -48,7 +61,7 @@ def lower_tilewise(
 
 def _statement(t: TilewiseNest, s: Statement) -> None:
     program = t.b.sched.program
-    dims = set(s.dim_origins or s.dims)
+    dims = {t.canon(d) for d in s.dim_origins or s.dims}
     if t.row.origin not in dims:
         raise lowering_error(s, f"a statement outside the row loop {t.row.origin}")
     if s.kind == "init":
@@ -70,13 +83,43 @@ def _statement(t: TilewiseNest, s: Statement) -> None:
         for v, arr in s.exports:
             t.virtual[arr] = tile_value(t, s, v, defining=True)
         return
-    value = tile_value(t, s, anchor.operands[0])
     mem = anchor.operands[1]
+    array = program.array_names.get(mem)
+    if array is not None and array in t.temps:
+        _store_temporary(t, s, array, dims)
+        return
+    value = tile_value(t, s, anchor.operands[0])
     tensor = t.b.tensor_of_value.get(mem)
     if tensor is None:
         raise lowering_error(s, "a store into a buffer that is not a function argument")
     subs = subscript_loops(t, s, anchor.operands[2:])
+    check_one_window(t, s, tensor, subs, writing=True)
     _store(t, s, tensor, subs, value)
+    t.loaded = {k: v for k, v in t.loaded.items() if k[0] != tensor}
+    t.stored[(tensor, tuple(subs))] = value
+
+
+def _store_temporary(t: TilewiseNest, s: Statement, array: str, dims: set[str]) -> None:
+    """A store into a temporary: no instruction, the tile's value is what later statements
+    read there; `T[r] = T[r] op e` inside the column loop is a row reduction."""
+    anchor = s.anchor
+    subs = subscript_loops(t, s, anchor.operands[2:])
+    key = (array, tuple(subs))
+    if subs not in ([t.row.origin], [t.row.origin, t.col.origin if t.col else ""]):
+        raise lowering_error(
+            s,
+            f"the temporary {array} is written at [{', '.join(subs)}]: a temporary kept in "
+            f"UB is indexed by the row ({t.row.origin}) or the row and the column",
+        )
+    if len(subs) == 1 and dims & t.col_names:
+        current = t.stored.get(key)
+        if current is None:
+            raise lowering_error(s, f"a reduction into {array} before any value was stored there")
+        t.stored[key] = lower_memory_reduction(t, s, array, current)
+        return
+    # Outside the column loop a value is per row even as a full tile (a per-row value
+    # through a scalar op is expanded along the row first: vec_tiles' _expanded).
+    t.stored[key] = tile_value(t, s, anchor.operands[0])
 
 
 def _store(t: TilewiseNest, s: Statement, tensor: str, subs: list[str], value: TileValue) -> None:

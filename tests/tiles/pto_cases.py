@@ -22,6 +22,7 @@ HERE = Path(__file__).parent
 KERNELS = pk.load(HERE / "krnl" / "pto_kernels.mlir")
 BUFFERS = pk.load(HERE / "krnl" / "pto_buffers.mlir")
 CORPUS = pk.load(HERE.parent / "corpus" / "softmax.mlir")
+FUSED = pk.load(HERE / "krnl" / "pto_fused.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -29,7 +30,7 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    module: str  # "kernels", "buffers" or "corpus" (tests/corpus/softmax.mlir)
+    module: str  # "kernels", "buffers", "fused" or "corpus" (tests/corpus/softmax.mlir)
     make: Callable[[np.random.Generator], dict[str, Any]]
     # Elements of rounding allowed against the reference (0: bit for bit): exp, sums and
     # matmul products are computed in another order or precision by the tile ops.
@@ -37,9 +38,9 @@ class PtoCase:
     atol: float = 0.0
 
     def fn(self) -> pk.Function:
-        return {"kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS}[self.module][
-            self.function
-        ]
+        return {"kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED}[
+            self.module
+        ][self.function]
 
 
 def _u(rng: np.random.Generator, *shape: int, dt: Any = np.float32) -> Array:
@@ -94,6 +95,31 @@ CASES = [
     ),
     PtoCase("copy_padded", "copy_padded", "buffers", _copy((13, 21), (13, 21))),
     PtoCase("copy_transposed", "copy_transposed", "buffers", _copy((13, 21), (21, 13))),
+    # several nests fused through temporaries (krnl/pto_fused.mlir)
+    PtoCase("softmax5_partial", "softmax5", "fused", _rows(19, 40), 1e-6, 1e-7),
+    PtoCase("softmax5_small", "softmax5", "fused", _rows(5, 40), 1e-6, 1e-7),
+    PtoCase(
+        "layernorm3",
+        "layernorm3",
+        "fused",
+        lambda r: {"X": _u(r, 13, 64), "Y": np.zeros((13, 64), np.float32)},
+        1e-5,
+        1e-6,
+    ),
+    PtoCase(
+        "through_array",
+        "through_array",
+        "fused",
+        lambda r: {
+            "N": 19,
+            "M": 37,
+            "X": _u(r, 19, 37),
+            "Y": np.zeros((19, 37), np.float32),
+            "Z": np.zeros((19, 37), np.float32),
+        },
+        1e-6,
+        1e-7,
+    ),
 ]
 
 

@@ -1,0 +1,60 @@
+"""Nests that share function-level temporaries become one loop over row tiles
+(krnl/pto_fused.mlir); their simulation against pk.run_reference is in test_pto_emit.py
+(the `fused` cases of pto_cases.CASES). Here: the shape of the kernels."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import polykrnl as pk
+from tests.tiles.pto_cases import FUSED
+
+
+def _kernel(name: str, arch: str) -> pk.PtoKernel:
+    return pk.schedule(FUSED[name]).to_pto(arch)
+
+
+def _instrs(source: str, op: str) -> int:
+    return len(re.findall(rf"\b{op}\(", source))
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_five_nest_softmax_is_one_tile_loop(arch: str) -> None:
+    src = _kernel("softmax5", arch).source
+    assert src.count("for (") == 1  # the five nests' row tiles, fused
+    assert _instrs(src, "TLOAD") == 1  # X once per tile: nests 2 and 3 share it
+    # the temporaries live in UB: neither a kernel argument nor loaded or stored
+    assert "mx" not in src and "sm" not in src
+    assert _instrs(src, "TROWMAX") == 1 and _instrs(src, "TROWSUM") == 1
+    # -inf and 0 are the identities of max and +: no combining with the initial values
+    assert _instrs(src, "TMAXS") == 0 and _instrs(src, "TADDS") == 0
+    # exp(x - max) stored into Y is read back from UB, not loaded from Y
+    assert _instrs(src, "TROWEXPANDDIV") == 1 and "TLOAD(y" not in src
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_three_nest_layernorm_is_one_static_tile(arch: str) -> None:
+    src = _kernel("layernorm3", arch).source
+    assert "for (" not in src
+    assert _instrs(src, "TLOAD") == 1 and _instrs(src, "TSTORE") == 1
+    assert _instrs(src, "TROWSUM") == 2
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_nests_sharing_nothing_keep_their_loops(arch: str) -> None:
+    src = _kernel("through_array", arch).source
+    # the first two nests share T (rows by 8, columns by 16); the third has its own tiles
+    assert src.count("for (") == 4
+    assert "T_v" not in src  # T never reaches GM
+    assert _instrs(src, "TLOAD") == 2  # X in the fused loop, Y in the third nest
+
+
+def test_unfused_programs_lower_as_before() -> None:
+    """A function whose nests share no temporary is lowered nest by nest (softmax of
+    pto_kernels.mlir is one nest): fusion only groups nests linked by a temporary."""
+    from tests.tiles.pto_cases import KERNELS
+
+    src = pk.schedule(KERNELS["softmax"]).to_pto().source
+    assert src.count("// tiles of") == 1

@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+import sympy  # type: ignore[import-untyped]
+
 from polykrnl.tiles.program import (
     Barrier,
+    GlobalView,
     Instr,
     Item,
     Loop,
@@ -49,17 +52,42 @@ class _SyncState:
         self.time = 0
         self.acc: dict[str, list[tuple[Pipe, int, bool]]] = {}
         self.known: dict[Pipe, dict[Pipe, int]] = {}
+        # Global memory: window name -> its tensor and the symbols of its offset.
+        self.windows: dict[str, tuple[str, frozenset[str]]] = {}
+        # Looking at a loop's next iteration (_first_needs): its variable, and the time its
+        # previous iteration ended (a window that moves with the variable is another one).
+        self.next_of: tuple[str, int] | None = None
 
     def copy(self) -> _SyncState:
         s = _SyncState()
         s.time = self.time
         s.acc = {k: list(v) for k, v in self.acc.items()}
         s.known = {k: dict(v) for k, v in self.known.items()}
+        s.windows = dict(self.windows)
         return s
+
+    def conflicting(self, name: str) -> list[tuple[str, int]]:
+        """The resources an access to `name` may overlap, each with the time before which
+        its accesses do not count (-1: all count). Tiles: the tile itself. A window of
+        global memory: every window of its tensor (offsets are symbolic), except the same
+        window in an earlier iteration of a loop whose variable moves it."""
+        if name not in self.windows:
+            return [(name, -1)]
+        tensor, symbols = self.windows[name]
+        out: list[tuple[str, int]] = []
+        for other, (t, _) in self.windows.items():
+            if t != tensor:
+                continue
+            since = -1
+            if other == name and self.next_of is not None and self.next_of[0] in symbols:
+                since = self.next_of[1]
+            out.append((other, since))
+        return out
 
     def merge(self, a: _SyncState, b: _SyncState) -> None:
         """The state after a loop that runs zero times (``a``) or at least once (``b``)."""
         self.time = max(a.time, b.time)
+        self.windows = {**a.windows, **b.windows}
         self.acc = {
             k: list(dict.fromkeys(a.acc.get(k, []) + b.acc.get(k, []))) for k in {*a.acc, *b.acc}
         }
@@ -88,7 +116,11 @@ class _SyncState:
         w = set(writes)
         for name in [*reads, *w]:
             is_write = name in w
-            for q, t, was_write in self.acc.get(name, []):
+            accesses = [
+                a for other, since in self.conflicting(name) for a in self.acc.get(other, [])
+                if a[1] > since
+            ]  # fmt: skip
+            for q, t, was_write in accesses:
                 if q is pipe or not (was_write or is_write):
                     continue
                 if self.known.get(pipe, {}).get(q, -1) < t:
@@ -118,7 +150,7 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
     for it in items:
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
-            reads, writes = it.tiles_read(), it.tiles_written()
+            reads, writes = _accesses(it, st)
             for q in st.resolve(pipe, reads, writes):
                 out += [SetFlag(q, pipe), WaitFlag(q, pipe)]
             st.access(pipe, reads, writes)
@@ -139,7 +171,7 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
             entry = st.copy()
             body = _sync_items(prog, it.body, st)
             # a second iteration: what it needs from the first is waited for at the body's end
-            for q, p in _first_needs(prog, body, st.copy()):
+            for q, p in _first_needs(prog, body, st.copy(), it.var):
                 body += [SetFlag(q, p), WaitFlag(q, p)]
             after = entry.copy()
             _sync_items(prog, body, after)
@@ -148,14 +180,30 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
     return out
 
 
-def _first_needs(prog: Program, body: Sequence[Item], st: _SyncState) -> list[tuple[Pipe, Pipe]]:
-    """Pipe pairs that a second run of ``body`` would have to synchronize (from state ``st``
-    after the first run), found by re-running the analysis on the already-synced body."""
+def _accesses(it: Instr, st: _SyncState) -> tuple[list[str], list[str]]:
+    """What `it` reads and writes: tiles, and windows of global memory (TLOAD, TSTORE)."""
+    reads, writes = list(it.tiles_read()), list(it.tiles_written())
+    for view, into in [(x, reads) for x in it.srcs] + [(it.dst, writes)]:
+        if isinstance(view, GlobalView):
+            name = f"@{view.tensor}@{view.offset}@{view.rows}@{view.cols}"
+            symbols = frozenset(str(x) for x in sympy.sympify(view.offset).free_symbols)
+            st.windows[name] = (view.tensor, symbols)
+            into.append(name)
+    return reads, writes
+
+
+def _first_needs(
+    prog: Program, body: Sequence[Item], st: _SyncState, var: str
+) -> list[tuple[Pipe, Pipe]]:
+    """Pipe pairs that a second run of ``body`` (of the loop over `var`) would have to
+    synchronize (from state ``st`` after the first run), found by re-running the analysis
+    on the already-synced body."""
     pairs: list[tuple[Pipe, Pipe]] = []
+    st.next_of = (var, st.time)
     for it in walk(body):
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
-            reads, writes = it.tiles_read(), it.tiles_written()
+            reads, writes = _accesses(it, st)
             for q in st.resolve(pipe, reads, writes):
                 if (q, pipe) not in pairs:
                     pairs.append((q, pipe))

@@ -48,11 +48,15 @@ def lower_tilewise(
                 f"column loops {cols[0].origin} and {c.origin} run over different ranges "
                 "(one tile has one column range)",
             )
-    col_names = {c.origin for c in cols}
-    col_names |= {x for x, a in (alias or {}).items() if a in col_names}
+    # Every column loop is one axis (checked above): the same window under two loops is
+    # one tile, loaded once (or read back from UB after a store).
+    names = dict(alias or {})
+    names.update({c.origin: cols[0].origin for c in cols[1:]})
+    col_origins = {c.origin for c in cols}
+    col_names = col_origins | {x for x, a in names.items() if a in col_origins}
     t = TilewiseNest(
-        b, axes, row, cols[0] if cols else None, col_names=col_names, alias=dict(alias or {}),
-        temps=temps,
+        b, axes, row, cols[0] if cols else None, col_names=col_names, alias=names,
+        temps=temps, fused=alias is not None,
     )  # fmt: skip
     for s in statements:
         _statement(t, s)

@@ -44,18 +44,16 @@ class TilewiseNest:
     virtual: dict[str, TileValue] = field(default_factory=dict)  # virtual array -> value
     inits: dict[str, float | int] = field(default_factory=dict)  # iter_args initial constants
     col_names: set[str] = field(default_factory=set)  # the column loops (one range)
-    # Fused nests (nest_plan.lower_group): each nest's row and column loops -> the axes'.
+    # Each nest's row and column loops -> the axes' (several nests when fused by
+    # nest_plan.lower_group, several column loops in one nest).
     alias: dict[str, str] = field(default_factory=dict)
+    fused: bool = False
     temps: Set[str] = frozenset()  # function-level temporaries, kept in UB
     # (array, subscript loops) -> the value a statement of this tile stored there: read
     # back from UB instead of loaded from GM (temporaries live only there)
     stored: dict[tuple[str, tuple[str, ...]], TileValue] = field(default_factory=dict)
     # (tensor, subscript loops) -> the tile a statement of this tile loaded: loaded once
     loaded: dict[tuple[str, tuple[str, ...]], TileValue] = field(default_factory=dict)
-
-    @property
-    def fused(self) -> bool:
-        return bool(self.alias)
 
     def canon(self, loop: str) -> str:
         """The axis a (fused) nest's original loop runs along."""

@@ -322,7 +322,8 @@ class _Printer:
             args.append(ins.tmp)
         assert kind in {
             "load", "store", "unary", "binary", "scalar", "rowreduce", "rowexpand",
-            "rowexpand_bin", "trans", "mov", "matmul", "matmul_acc", "fillpad", "expands",
+            "rowexpand_bin", "colexpand_bin", "trans", "mov", "matmul", "matmul_acc", "fillpad",
+            "expands",
         }  # fmt: skip
         line = f"{ins.op}({', '.join(args)});"
         pipe = self.prog.pipe_of(ins)

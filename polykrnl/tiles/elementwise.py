@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import sympy  # type: ignore[import-untyped]
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
+from polykrnl.model.dialect import GetInductionVarValueOp
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.dtypes import DType, dtype
 from polykrnl.tiles.krnl_ops import BINARY_INSTR, UNARY_INSTR, constant_value, is_load
@@ -41,6 +42,11 @@ def subscript_loops(t: TilewiseNest, s: Statement, idx: Sequence[SSAValue]) -> l
     out: list[str] = []
     for v in idx:
         origin = nest.origin_of_iv.get(v) if isinstance(v, BlockArgument) else None
+        if isinstance(v, OpResult) and isinstance(v.op, GetInductionVarValueOp):
+            # onnx-mlir's subscripts: the value of a loop handle, the induction variable
+            # when the handle is the loop that carries it (not a tile loop's start)
+            lp = nest.loop_of.get(v.op.operands[v.index])
+            origin = lp.origin if lp is not None and lp.origin.carrier is lp else None
         name = None
         if origin is not None and origin.carrier is not None:
             name = t.b.sched.program.loop_names[origin.carrier]
@@ -66,6 +72,11 @@ def tile_window(
         # One value per row: a column window (row stride 1).
         return GlobalView(
             tensor, sympy.expand(row.start), row.extent, sympy.Integer(1), sympy.Integer(1)
+        ), False
+    if len(subs) == 1 and len(tp.shape) == 1 and col is not None and subs[0] == col.origin:
+        # One value per column: a row window (a row stride below the width is no ND window).
+        return GlobalView(
+            tensor, sympy.expand(col.start), sympy.Integer(1), col.extent, col.extent
         ), False
     if (
         col is None
@@ -175,10 +186,11 @@ def _load(t: TilewiseNest, s: Statement, tensor: str, subs: list[str]) -> TileVa
     t.dt = t.dt or t.b.tensors[tensor].dtype
     check_same_dtype(t, s, t.b.tensors[tensor].dtype)
     view, transposed = tile_window(t, s, tensor, subs)
-    if view.cols == 1 and len(subs) == 1:
-        name = t.new_col(f"{tensor.lower()}_col")
+    if len(subs) == 1:
+        kind = "col" if subs[0] == t.row.origin else "row"
+        name = t.new_col(f"{tensor.lower()}_col") if kind == "col" else t.new_row(tensor.lower())
         t.items.append(Instr("TLOAD", name, (view,), comment=f"{s.name}: {tensor}[{subs[0]}]"))
-        return TileValue("col", name)
+        return TileValue(kind, name)
     if transposed:
         src = transposed_tile(t, s, f"{tensor.lower()}_t")
         t.items.append(
@@ -211,7 +223,7 @@ def _unary(t: TilewiseNest, s: Statement, v: SSAValue, instr: str, x: TileValue)
     if x.kind == "scalar":
         raise lowering_error(s, f"{instr} of a constant (fold it in the Krnl program)")
     x = _expanded(t, s, x)
-    name = t.new_tile("t")
+    name = t.new_row("r") if x.kind == "row" else t.new_tile("t")
     t.items.append(Instr(instr, name, (x.tile,), comment=f"{s.name}: {v.name_hint or instr}"))
     t.env[v] = TileValue(x.kind, name)
     return t.env[v]
@@ -224,14 +236,14 @@ def _binary(
     if x.kind == y.kind == "scalar":
         raise lowering_error(s, "arithmetic on constants only (fold it in the Krnl program)")
     if x.kind == y.kind:
-        name = t.new_tile("t") if x.kind == "tile" else t.new_col("c")
+        name = {"tile": t.new_tile, "col": t.new_col, "row": t.new_row}[x.kind](x.kind[0])
         t.items.append(Instr(instr, name, (x.tile, y.tile), comment=note))
         t.env[v] = TileValue(x.kind, name)
         return t.env[v]
     if "scalar" in (x.kind, y.kind):
         tile, c = (x, y) if y.kind == "scalar" else (y, x)
         tile = _expanded(t, s, tile)
-        name = t.new_tile("t")
+        name = t.new_row("r") if tile.kind == "row" else t.new_tile("t")
         if y.kind == "scalar" or instr in _COMMUTES:
             t.items.append(Instr(instr + "S", name, (tile.tile, Scalar(c.scalar)), comment=note))
         elif instr == "TDIV":
@@ -241,6 +253,23 @@ def _binary(
                 s, "a constant minus a tile has no PTO instruction (write x * -1 + c)"
             )
         t.env[v] = TileValue(tile.kind, name)
+        return t.env[v]
+    if {x.kind, y.kind} == {"col", "row"}:
+        raise lowering_error(
+            s, "a per-row value and a per-column value together (an outer product) have no "
+            "PTO instruction",
+        )  # fmt: skip
+    if "row" in (x.kind, y.kind):
+        # A tile and a row of per-column values: TCOLEXPAND<OP>.
+        if x.kind == "row" and instr not in _COMMUTES:
+            raise lowering_error(
+                s, f"a per-column value {instr[1:].lower()} a tile has no PTO instruction"
+            )
+        full, per_col = (x, y) if x.kind == "tile" else (y, x)
+        name = t.new_tile("t")
+        op = "TCOLEXPAND" + instr[1:]
+        t.items.append(Instr(op, name, (full.tile, per_col.tile), comment=note))
+        t.env[v] = TileValue("tile", name)
         return t.env[v]
     # A tile and a column of per-row values: TROWEXPAND<OP>.
     full, per_row = (x, y) if x.kind == "tile" else (y, x)

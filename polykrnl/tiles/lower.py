@@ -13,7 +13,8 @@ dependence and each column loop carries none or only the reduction its
 statement performs. What is recognized, per statement:
 
 - a load ``X[r, c]`` (a tile, TLOAD of the window), ``X[c, r]`` (TLOAD of the
-  transposed window, then TTRANS), ``X[r]`` (a column of one value per row);
+  transposed window, then TTRANS), ``X[r]`` (a column of one value per row), ``V[c]``
+  (a row of one value per column, combined with tiles by TCOLEXPANDADD/SUB/MUL/...);
 - elementwise arith/math ops on tiles (TADD, TSUB, TMUL, TDIV, TMAX, TMIN, TEXP,
   TSQRT, TABS, TNEG, TLOG, TRELU for ``max(x, 0)``), with a constant (TADDS,
   TMULS, ...), or with a per-row value (TROWEXPANDADD/SUB/MUL/DIV/MAX/MIN);
@@ -24,6 +25,9 @@ statement performs. What is recognized, per statement:
 - ``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` over a k loop, C zero-initialized
   in the same (i, j) iteration: TLOAD to Mat tiles, TMOV to Left/Right, TMATMUL
   for the first k tile then TMATMUL_ACC, TSTORE from Acc.
+
+Nests that share a function-level temporary are fused into one loop over row tiles
+(:mod:`~polykrnl.tiles.fusion`), the temporary kept in UB.
 
 Anything else is refused with a PtoError naming the statement and the reason;
 nothing is emitted wrongly.

@@ -280,7 +280,8 @@ Operand: TypeAlias = str | GlobalView | Scalar  # a str names a tile
 class OpInfo:
     """How an op is printed and checked. ``kind`` groups ops with one signature:
     load, store, unary, binary, scalar (tile + scalar), rowreduce, rowexpand (TROWEXPAND),
-    rowexpand_bin, trans, mov, matmul, matmul_acc, fillpad, expands (TEXPANDS)."""
+    rowexpand_bin, colexpand_bin (a tile and one value per column), trans, mov, matmul,
+    matmul_acc, fillpad, expands (TEXPANDS)."""
 
     name: str
     kind: str
@@ -304,6 +305,7 @@ def _ops() -> dict[str, OpInfo]:
     table += [OpInfo(n, "scalar") for n in SCALAR]
     table += [OpInfo(n, "rowreduce", "required") for n in ROWREDUCE]
     table += [OpInfo(n, "rowexpand_bin", "optional") for n in ROWEXPAND_BIN]
+    table += [OpInfo(n, "colexpand_bin") for n in COLEXPAND_BIN]
     return {o.name: o for o in table}
 
 
@@ -319,6 +321,15 @@ ROWEXPAND_BIN = (
     "TROWEXPANDMAX",
     "TROWEXPANDMIN",
     "TROWEXPANDEXPDIF",
+)
+
+COLEXPAND_BIN = (
+    "TCOLEXPANDADD",
+    "TCOLEXPANDSUB",
+    "TCOLEXPANDMUL",
+    "TCOLEXPANDDIV",
+    "TCOLEXPANDMAX",
+    "TCOLEXPANDMIN",
 )
 
 #: Every op the program IR knows, by name.
@@ -592,6 +603,7 @@ class Program:
             "rowreduce": 1,
             "rowexpand": 1,
             "rowexpand_bin": 2,
+            "colexpand_bin": 2,
             "trans": 1,
             "mov": 1,
             "matmul": 2,

@@ -393,6 +393,28 @@ def trowexpand_binary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
     dst.region()[...] = _compute(dst.dtype, f, expand(a), expand(b))
 
 
+def tcolexpand_binary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
+    """dst[i, j] = a[i, j] op b[0, j]: b holds one value per column (pto-isa's
+    TCOLEXPAND<OP>, all three tiles row-major)."""
+    _need_loc(op, dst, Loc.Vec)
+    _same_dtype(op, dst, a, b)
+    for t in (dst, a, b):
+        _need_row_major(op, t)
+    if a.valid != dst.valid:
+        raise _fail(op, f"source {a.describe()} and destination {dst.describe()} differ in shape")
+    if b.valid_col != dst.valid_col or b.valid_row < 1:
+        raise _fail(
+            op,
+            f"per-column operand {b.describe()} must have {dst.valid_col} valid columns (one "
+            "value per column, in its first row)",
+        )
+    f = _binary_fn(op[len("TCOLEXPAND") :], dst.dtype)
+    r, c = dst.valid
+    dst.region()[...] = _compute(
+        dst.dtype, f, a.data[:r, :c], np.broadcast_to(b.data[:1, :c], (r, c))
+    )
+
+
 def ttrans(dst: SimTile, src: SimTile, arch_name: str) -> None:
     op = "TTRANS"
     _need_loc(op, dst, Loc.Vec)
@@ -596,6 +618,8 @@ class _Machine:
             if ins.tmp is not None:
                 self.check_tmp(ins, dst.dtype, valid_row=dst.valid_row)
             trowexpand_binary(op, dst, T[_t(srcs[0])], T[_t(srcs[1])])
+        elif kind == "colexpand_bin":
+            tcolexpand_binary(op, dst, T[_t(srcs[0])], T[_t(srcs[1])])
         elif kind == "trans":
             src = T[_t(srcs[0])]
             self.check_tmp(ins, src.dtype, valid_row=src.valid_row, valid_col=src.valid_col)

@@ -131,6 +131,13 @@ def _store(t: TilewiseNest, s: Statement, tensor: str, subs: list[str], value: T
         raise lowering_error(s, "a store of a constant (TEXPANDS then TSTORE is not emitted yet)")
     view, transposed = tile_window(t, s, tensor, subs)
     check_same_dtype(t, s, t.b.tensors[tensor].dtype)
+    if value.kind == "row":
+        if view.rows != 1 or len(subs) != 1:
+            raise lowering_error(s, "a per-column value stored into a tile window")
+        t.items.append(
+            Instr("TSTORE", view, (value.tile,), comment=f"{s.name}: {tensor}[{subs[0]}]")
+        )
+        return
     if value.kind == "col":
         if view.cols != 1:
             raise lowering_error(s, "a per-row value stored into a tile window")

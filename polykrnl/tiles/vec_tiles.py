@@ -25,7 +25,7 @@ __all__ = ["TileValue", "TilewiseNest", "check_same_dtype", "tmp_tile_for", "tra
 class TileValue:
     """What an SSA value is on the tile: a tile, a column of per-row values, or a scalar."""
 
-    kind: str  # "tile", "col", "scalar"
+    kind: str  # "tile", "col" (one value per row), "row" (one per column), "scalar"
     tile: str = ""
     scalar: float | int = 0.0
 
@@ -85,6 +85,14 @@ class TilewiseNest:
         valid = (self.row.extent, sympy.Integer(1))
         tiled = (self.row.tile_loop is not None, False)
         return self.declare(base, rows, 1, valid, tiled, BLayout.ColMajor, "col")
+
+    def new_row(self, base: str) -> str:
+        """One row of per-column values (`V[j]`): a 1 x columns row-major tile."""
+        assert self.dt is not None and self.col is not None
+        cols = round_up(self.col.size, ALIGN_BYTES // self.dt.size)
+        valid = (sympy.Integer(1), self.col.extent)
+        tiled = (False, self.col.tile_loop is not None)
+        return self.declare(base, 1, cols, valid, tiled, BLayout.RowMajor, "row")
 
     def declare(
         self,

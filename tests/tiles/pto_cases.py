@@ -107,6 +107,19 @@ CASES = [
         1e-6,
     ),
     PtoCase(
+        "layernorm_affine",
+        "layernorm_affine",
+        "fused",
+        lambda r: {
+            "x": _u(r, 13, 16),
+            "scale": _u(r, 16),
+            "bias": _u(r, 16),
+            "y": np.zeros((13, 16), np.float32),
+        },
+        1e-5,
+        1e-6,
+    ),
+    PtoCase(
         "through_array",
         "through_array",
         "fused",

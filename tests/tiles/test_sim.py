@@ -283,6 +283,29 @@ def test_row_expand_binary_block_operand_and_scalar_first_order() -> None:
         _run({"f": full, "b": wrong, "d": dst}, Instr("TROWEXPANDSUB", "d", ("f", "b")))
 
 
+@pytest.mark.parametrize(
+    ("op", "fn"),
+    [
+        ("TCOLEXPANDADD", np.add),
+        ("TCOLEXPANDSUB", np.subtract),
+        ("TCOLEXPANDMUL", np.multiply),
+        ("TCOLEXPANDDIV", np.divide),
+        ("TCOLEXPANDMAX", np.maximum),
+        ("TCOLEXPANDMIN", np.minimum),
+    ],
+)
+def test_col_expand_binary_row_operand(op: str, fn: Any) -> None:
+    # dst[i, j] = f[i, j] op r[0, j] over the valid region (6 x 13 of 8 x 16)
+    row = vec_tile("f32", 1, 16, 1, None)
+    full, r, dst = _tile("f", DYN, 6, 13), _tile("r", row, 1, 13), _tile("d", DYN, 6, 13)
+    fv, rv = _fill(full), _fill(r)
+    _run({"f": full, "r": r, "d": dst}, Instr(op, "d", ("f", "r")))
+    np.testing.assert_allclose(dst.data[:6, :13], fn(fv[:6, :13], rv[:1, :13]), rtol=1e-6)
+    narrow = _tile("r", row, 1, 12)
+    with pytest.raises(TileConstraintError, match="per-column operand"):
+        _run({"f": full, "r": narrow, "d": dst}, Instr(op, "d", ("f", "r")))
+
+
 def test_rowexpand_broadcasts_column_zero() -> None:
     src, dst = _tile("s", DYN, 5, 3), _tile("d", DYN, 5, 12)
     sv = _fill(src)

@@ -343,3 +343,27 @@ func.func @fused_window(%X: memref<16x16xf32>, %Y: memref<16x16xf32>, %Z: memref
   memref.dealloc %S : memref<16x16xf32>
   return
 }
+
+// A per-column value minus a tile: TCOLEXPANDSUB only has "tile - per-column".
+func.func @column_value_minus_tile(%s: memref<16xf32>, %X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %v = krnl.load %s[%j] : memref<16xf32>
+    %x = krnl.load %X[%i, %j] : memref<8x16xf32>
+    %d = arith.subf %v, %x : f32
+    krnl.store %d, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}
+
+// An outer product of a per-row and a per-column value.
+func.func @outer_product(%a: memref<8xf32>, %b: memref<16xf32>, %Y: memref<8x16xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 16) {
+    %u = krnl.load %a[%i] : memref<8xf32>
+    %v = krnl.load %b[%j] : memref<16xf32>
+    %p = arith.mulf %u, %v : f32
+    krnl.store %p, %Y[%i, %j] : memref<8x16xf32>
+  }
+  return
+}

@@ -146,3 +146,70 @@ func.func @through_array(%N: index, %M: index, %X: memref<?x?xf32>, %Y: memref<?
   }
   return
 }
+
+// onnx-mlir's layer normalization (tests/corpus/onnx_layernorm.mlir) with the result
+// as an argument: the row mean and reciprocal standard deviation in temporaries, the
+// scale and the bias one value per column (TCOLEXPANDMUL, TCOLEXPANDADD); rows
+// blocked by 4.
+func.func @layernorm_affine(%x: memref<?x16xf32>, %scale: memref<16xf32>, %bias: memref<16xf32>, %y: memref<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %inv = arith.constant 6.250000e-02 : f32
+  %eps = arith.constant 9.99999974E-6 : f32
+  %rows = memref.dim %x, %c0 : memref<?x16xf32>
+  %mean = memref.alloc(%rows) {alignment = 16 : i64} : memref<?xf32>
+  %rstd = memref.alloc(%rows) {alignment = 16 : i64} : memref<?xf32>
+  %l0 = krnl.define_loops 1
+  %l0b, %l0l = krnl.block %l0 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%l0b, %l0l) with (%l0 -> %i = 0 to %rows) {
+    %r = krnl.get_induction_var_value(%l0l) : (!krnl.loop) -> index
+    %l1 = krnl.define_loops 1
+    %s = krnl.iterate(%l1) with (%l1 -> %j = 0 to 16) iter_args(%acc = %zero) -> (f32) {
+      %c = krnl.get_induction_var_value(%l1) : (!krnl.loop) -> index
+      %v = krnl.load %x[%r, %c] : memref<?x16xf32>
+      %t = arith.addf %acc, %v : f32
+      krnl.yield %t : f32
+    }
+    %m = arith.mulf %s, %inv : f32
+    krnl.store %m, %mean[%r] : memref<?xf32>
+  }
+  %l2 = krnl.define_loops 1
+  %l2b, %l2l = krnl.block %l2 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%l2b, %l2l) with (%l2 -> %i = 0 to %rows) {
+    %r = krnl.get_induction_var_value(%l2l) : (!krnl.loop) -> index
+    %m = krnl.load %mean[%r] : memref<?xf32>
+    %l3 = krnl.define_loops 1
+    %s = krnl.iterate(%l3) with (%l3 -> %j = 0 to 16) iter_args(%acc = %zero) -> (f32) {
+      %c = krnl.get_induction_var_value(%l3) : (!krnl.loop) -> index
+      %v = krnl.load %x[%r, %c] : memref<?x16xf32>
+      %d = arith.subf %v, %m : f32
+      %sq = arith.mulf %d, %d : f32
+      %t = arith.addf %acc, %sq : f32
+      krnl.yield %t : f32
+    }
+    %var = arith.mulf %s, %inv : f32
+    %ve = arith.addf %var, %eps : f32
+    %sd = math.sqrt %ve : f32
+    %rs = arith.divf %one, %sd : f32
+    krnl.store %rs, %rstd[%r] : memref<?xf32>
+  }
+  %l4:2 = krnl.define_loops 2
+  %l4b, %l4l = krnl.block %l4#0 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%l4b, %l4l, %l4#1) with (%l4#0 -> %i = 0 to %rows, %l4#1 -> %j = 0 to 16) {
+    %iv:2 = krnl.get_induction_var_value(%l4l, %l4#1) : (!krnl.loop, !krnl.loop) -> (index, index)
+    %v = krnl.load %x[%iv#0, %iv#1] : memref<?x16xf32>
+    %m = krnl.load %mean[%iv#0] : memref<?xf32>
+    %rs = krnl.load %rstd[%iv#0] : memref<?xf32>
+    %g = krnl.load %scale[%iv#1] : memref<16xf32>
+    %b = krnl.load %bias[%iv#1] : memref<16xf32>
+    %d = arith.subf %v, %m : f32
+    %nv = arith.mulf %d, %rs : f32
+    %sv = arith.mulf %nv, %g : f32
+    %o = arith.addf %sv, %b : f32
+    krnl.store %o, %y[%iv#0, %iv#1] : memref<?x16xf32>
+  }
+  memref.dealloc %mean : memref<?xf32>
+  memref.dealloc %rstd : memref<?xf32>
+  return
+}

@@ -13,14 +13,16 @@ own tile loops.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
+from xdsl.ir import SSAValue
 
 from polykrnl.tiles.krnl_ops import is_alloc
 from polykrnl.transforms.core import Schedule, SLoop, SNode, SStmt
 
-__all__ = ["Temporary", "arrays_in", "nest_groups", "temporaries"]
+__all__ = ["Temporary", "arrays_in", "nest_groups", "returned_buffers", "temporaries"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,30 @@ def temporaries(sched: Schedule) -> dict[str, Temporary]:
     return {a: Temporary(a, t.alloc, tuple(frees.get(a, ()))) for a, t in out.items()}
 
 
-def nest_groups(sched: Schedule, temps: dict[str, Temporary]) -> list[list[SNode]]:
+def returned_buffers(sched: Schedule) -> list[tuple[SSAValue, str]]:
+    """The buffers the function allocates at top level and returns (onnx-mlir's outputs),
+    with the statement that allocates each: the kernel takes them as output tensors."""
+    ret = next(
+        (op for op in sched.program.function.op.body.block.ops if isinstance(op, func.ReturnOp)),
+        None,
+    )
+    allocs: dict[SSAValue, str] = {
+        sched.statements[n.name].anchor.results[0]: n.name
+        for n in sched.nodes
+        if isinstance(n, SStmt) and is_alloc(sched.statements[n.name].anchor)
+    }
+    return [(v, allocs[v]) for v in (ret.operands if ret else ()) if v in allocs]
+
+
+def nest_groups(
+    sched: Schedule, temps: dict[str, Temporary], outputs: Set[str] = frozenset()
+) -> list[list[SNode]]:
     """The top-level nodes in order, grouped: a group of several nests shares temporaries
     (from the first nest that touches one to the last); the allocations and frees of
-    temporaries are left out (UB tiles need neither)."""
+    temporaries are left out (UB tiles need neither), and so are the allocations of the
+    returned buffers (statements `outputs`: the caller passes them)."""
     skipped = {t.alloc for t in temps.values()} | {f for t in temps.values() for f in t.frees}
+    skipped |= outputs
     nodes = [n for n in sched.nodes if not (isinstance(n, SStmt) and n.name in skipped)]
     span: list[tuple[int, int]] = []
     for array in temps:

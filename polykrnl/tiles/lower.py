@@ -51,7 +51,7 @@ from polykrnl.errors import PtoError
 from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
 from polykrnl.tiles import symbolic
 from polykrnl.tiles.dtypes import dtype
-from polykrnl.tiles.fusion import arrays_in, nest_groups, temporaries
+from polykrnl.tiles.fusion import arrays_in, nest_groups, returned_buffers, temporaries
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
 from polykrnl.tiles.nest_plan import first_statement, lower_group, lower_nest
@@ -141,11 +141,12 @@ def lower(
                 location=fn.location(fn.op),
                 hint="make it a constant in the Krnl function, or a 1-element memref",
             )
+    returned = _output_tensors(sched, tensors, tensor_of_value)
     b = KernelBuilder(sched, a, given, tensors, tensor_of_value)
     body: list[Item] = []
     owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
     temps = temporaries(sched)
-    for group in nest_groups(sched, temps):
+    for group in nest_groups(sched, temps, {stmt for _, stmt in returned}):
         node = group[0]
         before = len(b.tiles)
         try:
@@ -178,7 +179,8 @@ def lower(
         ) from None
     prog = Program(
         fn.name,
-        tuple(tensors[x.name] for x in fn.arguments if x.name in tensors),
+        tuple(tensors[x.name] for x in fn.arguments if x.name in tensors)
+        + tuple(tensors[tensor_of_value[v]] for v, _ in returned),
         tuple(used_params),
         decls,
         tuple(body),
@@ -192,6 +194,43 @@ def lower(
         tuple(x.name for x in fn.arguments),
         {p: v for p, v in given.items() if p in b.shaping},
     )
+
+
+def _output_tensors(
+    sched: Schedule, tensors: dict[str, TensorParam], tensor_of_value: dict[SSAValue, str]
+) -> list[tuple[SSAValue, str]]:
+    """The returned buffers as output tensors after the arguments, named after their SSA
+    value (`result<k>` when unnamed or taken); their sizes are the kernel's parameters."""
+    program = sched.program
+    out = returned_buffers(sched)
+    for k, (v, stmt) in enumerate(out):
+        s = sched.statements[stmt]
+        name = v.name_hint or f"result{k}"
+        if name in tensors or not name.isidentifier():
+            name = f"result{k}"
+        mtype = v.type
+        assert isinstance(mtype, MemRefType)
+        sizes = iter(s.anchor.operands)
+        shape: list[sympy.Expr] = []
+        for d in mtype.get_shape():
+            if d >= 0:
+                shape.append(sympy.Integer(d))
+                continue
+            size = next(sizes)
+            if size not in program.symbols:
+                raise lowering_error(
+                    s, f"the returned buffer {name} has a size computed inside the function"
+                )
+            shape.append(int_symbol(program.symbols[size]))
+        try:
+            dt = dtype(str(mtype.element_type))
+        except Exception as e:
+            raise lowering_error(
+                s, f"the returned buffer {name} holds {mtype.element_type}, which PTO tiles do not"
+            ) from e
+        tensors[name] = TensorParam(name, dt, shape)
+        tensor_of_value[v] = name
+    return out
 
 
 def _free(item: Item) -> set[sympy.Symbol]:

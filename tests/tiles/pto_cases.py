@@ -23,6 +23,7 @@ KERNELS = pk.load(HERE / "krnl" / "pto_kernels.mlir")
 BUFFERS = pk.load(HERE / "krnl" / "pto_buffers.mlir")
 CORPUS = pk.load(HERE.parent / "corpus" / "softmax.mlir")
 FUSED = pk.load(HERE / "krnl" / "pto_fused.mlir")
+ONNX_LAYERNORM = pk.load(HERE.parent / "corpus" / "onnx_layernorm.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -30,17 +31,25 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    module: str  # "kernels", "buffers", "fused" or "corpus" (tests/corpus/softmax.mlir)
+    # "kernels", "buffers", "fused", "corpus" (tests/corpus/softmax.mlir) or "onnx"
+    # (tests/corpus/onnx_layernorm.mlir)
+    module: str
     make: Callable[[np.random.Generator], dict[str, Any]]
     # Elements of rounding allowed against the reference (0: bit for bit): exp, sums and
     # matmul products are computed in another order or precision by the tile ops.
     rtol: float = 0.0
     atol: float = 0.0
+    # sizes fixed at emission (to_pto(params=...)), and the kernel's output tensors that
+    # receive the function's returned buffers, in order
+    params: tuple[tuple[str, int], ...] = ()
+    returns: tuple[str, ...] = ()
 
     def fn(self) -> pk.Function:
-        return {"kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED}[
-            self.module
-        ][self.function]
+        modules = {
+            "kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED,
+            "onnx": ONNX_LAYERNORM,
+        }  # fmt: skip
+        return modules[self.module][self.function]
 
 
 def _u(rng: np.random.Generator, *shape: int, dt: Any = np.float32) -> Array:
@@ -119,6 +128,23 @@ CASES = [
         1e-5,
         1e-6,
     ),
+    # onnx-mlir's layer normalization as it writes it (tests/corpus/onnx_layernorm.mlir):
+    # the result a returned buffer, the rows a dynamic size fixed at emission
+    PtoCase(
+        "onnx_layernorm",
+        "layernorm",
+        "onnx",
+        lambda r: {
+            "x": _u(r, 13, 16),
+            "scale": _u(r, 16),
+            "bias": _u(r, 16),
+            "y": np.full((13, 16), np.nan, np.float32),
+        },
+        1e-5,
+        1e-6,
+        params=(("x_d0", 13),),
+        returns=("y",),
+    ),
     PtoCase(
         "through_array",
         "through_array",
@@ -139,15 +165,25 @@ CASES = [
 @cache
 def pto_kernel(case: PtoCase, arch: str) -> pk.PtoKernel:
     """The case's kernel for `arch`, lowered once for all the tests that read it."""
-    return pk.schedule(case.fn()).to_pto(arch)
+    return pk.schedule(case.fn()).to_pto(arch, params=dict(case.params))
+
+
+def reference(case: PtoCase, args: dict[str, Any]) -> dict[str, Any]:
+    """What pk.run_reference leaves in a copy of `args` (the kernel's tensors and sizes),
+    the function's returned buffers under the names of the kernel's output tensors."""
+    expected = copy.deepcopy(args)
+    fn = case.fn()
+    result = pk.run_reference(fn, **{a.name: expected[a.name] for a in fn.arguments})
+    results = result if isinstance(result, tuple) else (result,)
+    for name, value in zip(case.returns, results, strict=False):
+        expected[name] = value
+    return expected
 
 
 @cache
 def _reference(case: PtoCase, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     args = case.make(np.random.default_rng(seed))
-    expected = copy.deepcopy(args)
-    pk.run_reference(case.fn(), **expected)
-    return args, expected
+    return args, reference(case, args)
 
 
 def inputs_and_reference(case: PtoCase, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -58,3 +58,17 @@ def test_unfused_programs_lower_as_before() -> None:
 
     src = pk.schedule(KERNELS["softmax"]).to_pto().source
     assert src.count("// tiles of") == 1
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_a_returned_buffer_is_an_output_tensor(arch: str) -> None:
+    """onnx-mlir's functions return what they allocate: the kernel takes the buffer as a
+    tensor after the arguments (its simulation against the interpreter is the
+    onnx_layernorm case of pto_cases.CASES)."""
+    from tests.tiles.pto_cases import ONNX_LAYERNORM
+
+    kernel = pk.schedule(ONNX_LAYERNORM["layernorm"]).to_pto(arch, params={"x_d0": 13})
+    assert [t.name for t in kernel.program.tensors] == ["x", "scale", "bias", "y"]
+    assert "__gm__ float* y," in kernel.source
+    assert "for (" not in kernel.source  # 13 rows, unblocked: one tile
+    assert _instrs(kernel.source, "TCOLEXPANDMUL") == 1  # the scale, one value per column

@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import polykrnl as pk
-from tests.tiles.pto_cases import CASES, PtoCase, close, sizes
+from tests.tiles.pto_cases import CASES, PtoCase, close, pto_kernel, reference, sizes
 from tests.tiles.test_pto_cpu_sim import _setup
 from tests.tiles.test_pto_emit import MORE_SIZES, ONE_TILE
 
@@ -44,7 +43,7 @@ def built(
         arch, case = job
         d = base / f"{arch}_{case.name}"
         d.mkdir()
-        kernel = pk.schedule(case.fn()).to_pto(arch)
+        kernel = pto_kernel(case, arch)
         args = case.make(np.random.default_rng(11))
         (d / "kernel.cpp").write_text(kernel.harness(**sizes(kernel, args)))
         cmd = [
@@ -66,10 +65,8 @@ def test_cpu_simulator_agrees_with_reference_and_model(
     case: PtoCase, arch: str, built: dict[tuple[str, str], tuple[Path, dict[str, Any]]]
 ) -> None:
     d, args = built[arch, case.name]
-    fn = case.fn()
-    kernel = pk.schedule(fn).to_pto(arch)
-    expected = copy.deepcopy(args)
-    pk.run_reference(fn, **expected)
+    kernel = pto_kernel(case, arch)
+    expected = reference(case, args)
     model = copy.deepcopy(args)
     kernel.simulate(**model)
     files = []

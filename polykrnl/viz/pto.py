@@ -1,9 +1,13 @@
-"""The tile grid of a PTO kernel: which window of a tensor each tile loads or stores.
+"""The tile grid of a PTO kernel (which window of a tensor each tile loads or stores) and
+its buffer budget (where each tile sits in UB, L1, L0A/B/C).
 
 ``tile_windows(kernel, tensor, **sizes)`` lists the windows (data, no matplotlib);
 ``plot_tiles(kernel, tensor=None, **sizes)`` draws them over the tensor: each tile's
 static shape as a dashed box, its valid region filled (partial tiles at the edges
 in another colour), numbered in the order the kernel visits them.
+``buffer_usage(kernel)`` gives the bytes per buffer and per tile (data);
+``plot_buffers(kernel)`` draws one bar per buffer, each tile a segment at its offset,
+coloured by what it holds (data tile, per-row column, per-column row, tmp).
 """
 
 from __future__ import annotations
@@ -14,13 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
 from polykrnl.tiles.kernel import PtoKernel
-from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid, eval_expr
+from polykrnl.tiles.program import (
+    GlobalView,
+    Instr,
+    Item,
+    Loop,
+    SetValid,
+    TileDecl,
+    eval_expr,
+)
+from polykrnl.tiles.types import Buffer
 from polykrnl.viz.plots import require_matplotlib
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["TileWindow", "plot_tiles", "tile_windows"]
+__all__ = [
+    "BufferUse",
+    "TileWindow",
+    "buffer_usage",
+    "plot_buffers",
+    "plot_tiles",
+    "tile_windows",
+]
 
 
 @dataclass(frozen=True)
@@ -183,3 +203,96 @@ def _tensor_shape(kernel: PtoKernel, tensor: str, sizes: Mapping[str, int]) -> t
     if len(dims) == 1:
         return dims[0], 1
     return dims[-2], dims[-1]
+
+
+# ----------------------------------------------------------------------------- buffers
+
+_ROLE_COLOURS = {"data": "#8ecae6", "per-row": "#90be6d", "per-column": "#b388eb", "tmp": "#f4a261"}
+
+
+@dataclass(frozen=True)
+class BufferUse:
+    """The tiles of one buffer: their byte ranges, what the buffer holds, what it may."""
+
+    buffer: Buffer
+    capacity: int  # bytes of the buffer
+    usable: int  # bytes from 0 that tiles may use (A2/A3 reserves the top 8 KiB of UB)
+    tiles: tuple[TileDecl, ...]
+
+    @property
+    def used(self) -> int:
+        """Bytes from 0 to the end of the last tile (tiles are never placed over each other)."""
+        return max((t.end for t in self.tiles), default=0)
+
+    @property
+    def share(self) -> float:
+        return self.used / self.usable
+
+
+def tile_role(t: TileDecl) -> str:
+    """What a tile holds: "tmp" (an instruction's scratch), "per-row" (a column of one value
+    per row), "per-column" (a row of one value per column), or "data"."""
+    if "tmp" in t.name:
+        return "tmp"
+    if t.type.cols == 1:
+        return "per-row"
+    if t.type.rows == 1:
+        return "per-column"
+    return "data"
+
+
+def buffer_usage(kernel: PtoKernel) -> list[BufferUse]:
+    """Per buffer the kernel uses (in the order UB, L1, L0A, L0B, L0C, ...), its tiles."""
+    arch = kernel.program.arch
+    out = []
+    for buf in Buffer:
+        tiles = tuple(t for t in kernel.tiles if t.buffer is buf)
+        if tiles:
+            out.append(BufferUse(buf, arch.capacity_of(buf), arch.usable(buf), tiles))
+    return out
+
+
+def plot_buffers(kernel: PtoKernel, *, title: str | None = None) -> Figure:
+    """One bar per buffer, the tiles at their byte offsets (drawn over the used bytes; the
+    label gives the share of what the buffer allows)."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
+
+    uses = buffer_usage(kernel)
+    fig = Figure(figsize=(7.0, 0.9 + 0.9 * len(uses)), layout="constrained")
+    axes = fig.subplots(len(uses), 1, squeeze=False)[:, 0]
+    for ax, use in zip(axes, uses, strict=True):
+        for t in use.tiles:
+            colour = _ROLE_COLOURS[tile_role(t)]
+            ax.add_patch(Rectangle((t.offset, 0), t.type.bytes, 1, fc=colour, ec="#1d3557", lw=0.6))
+            if t.type.bytes >= 0.06 * use.used:
+                ax.text(
+                    t.offset + t.type.bytes / 2, 0.5, t.name, ha="center", va="center",
+                    fontsize=7, rotation=90 if t.type.bytes < 0.15 * use.used else 0,
+                )  # fmt: skip
+        ax.set_xlim(0, max(use.used, 1))
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+        ax.set_ylabel(use.buffer.value, rotation=0, ha="right", va="center")
+        ax.set_title(
+            f"{use.buffer.value}: {use.used} of {use.usable} bytes ({100 * use.share:.1f}%), "
+            f"{len(use.tiles)} tile{'s' if len(use.tiles) != 1 else ''}",
+            fontsize=8,
+            loc="left",
+        )
+    axes[-1].set_xlabel("byte offset")
+    roles = sorted({tile_role(t) for u in uses for t in u.tiles}, key=list(_ROLE_COLOURS).index)
+    fig.legend(
+        handles=[Patch(fc=_ROLE_COLOURS[r], ec="#1d3557", label=r) for r in roles],
+        loc="outside upper right",
+        ncols=len(roles),
+        fontsize=7,
+    )
+    fig.suptitle(
+        title or f"{kernel.program.name} on {kernel.arch}: buffer space per tile",
+        fontsize=9,
+        x=0.02,
+        ha="left",
+    )
+    return fig

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import polykrnl as pk
-from polykrnl.viz import plot_tiles, tile_windows
+from polykrnl.viz import buffer_usage, plot_buffers, plot_tiles, tile_windows
+from polykrnl.viz.pto import tile_role
 
 KERNELS = pk.load(Path(__file__).parent.parent / "tiles" / "krnl" / "pto_kernels.mlir")
 
@@ -51,3 +52,28 @@ def test_missing_size_is_named() -> None:
         tile_windows(kernel, N=19)
     with pytest.raises(pk.ArgumentError, match="no tensor 'Q'"):
         tile_windows(kernel, "Q", N=19, X_0=19, Y_0=19)
+
+
+def test_buffer_usage_of_the_fused_softmax() -> None:
+    from tests.tiles.pto_cases import FUSED
+
+    kernel = pk.schedule(FUSED["softmax5"]).to_pto("a2a3")
+    (ub,) = buffer_usage(kernel)
+    assert ub.buffer.value == "UB"
+    assert ub.usable == 184 * 1024  # A2/A3 keeps [184 KiB, 192 KiB) free
+    roles = [tile_role(t) for t in ub.tiles]
+    # x, x - max, exp, the quotient: 8 x 40 f32 (1280 bytes each); the row max and sum;
+    # the tmp tiles of TROWMAX, TROWEXPANDSUB, TROWSUM, TROWEXPANDDIV
+    assert roles.count("data") == 4 and roles.count("per-row") == 2 and roles.count("tmp") == 4
+    assert all(t.type.bytes == 1280 for t in ub.tiles if tile_role(t) == "data")
+    assert ub.used == max(t.end for t in ub.tiles) and ub.used < ub.usable
+
+
+def test_plot_buffers_one_bar_per_buffer() -> None:
+    pytest.importorskip("matplotlib")
+    kernel = pk.schedule(KERNELS["matmul"]).to_pto("a5")
+    fig = plot_buffers(kernel)
+    # the cube flow: A and B in L1, then L0A, L0B, and the accumulator in L0C
+    assert [ax.get_ylabel() for ax in fig.axes] == ["L1", "L0A", "L0B", "L0C"]
+    assert [len(ax.patches) for ax in fig.axes] == [2, 1, 1, 1]
+    assert "L0C: 4096 of 262144 bytes" in fig.axes[3].get_title(loc="left")

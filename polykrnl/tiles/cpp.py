@@ -38,7 +38,7 @@ from polykrnl.tiles.program import (
     WaitFlag,
     eval_expr,
 )
-from polykrnl.tiles.types import GlobalTensorType
+from polykrnl.tiles.types import GlobalTensorType, Layout
 
 __all__ = ["cpp_expr", "harness", "to_cpp"]
 
@@ -296,6 +296,19 @@ class _Printer:
             self.emit(depth, f"{gt.cpp} {name}({ptr});")
         return name
 
+    def conv_view(self, tile: str, layout: Layout, shape: tuple[int, ...], depth: int) -> str:
+        """Declare a ConvTile over `tile`'s bytes (same buffer offset); its name."""
+        d = self.prog.tile(tile)
+        name = f"{tile}_{layout.name.lower()}"
+        dims = ", ".join(map(str, shape))
+        self.emit(
+            depth,
+            f"ConvTile<{d.type.loc.cpp}, {d.type.dtype.cpp}, {d.type.bytes}, {layout.cpp}, "
+            f"ConvTileShape<{dims}>> {name};",
+        )
+        self.emit(depth, f"TASSIGN({name}, 0x{d.offset:x});  // the bytes of {tile}")
+        return name
+
     def instr(self, ins: Instr, depth: int) -> None:
         kind = ins.info.kind
         args: list[str] = []
@@ -318,6 +331,11 @@ class _Printer:
         if kind == "matmul_acc":
             # the 4-argument form (c_out, c_in, a, b): the CPU simulator implements only this one
             args.insert(1, args[0])
+        if ins.conv is not None:
+            # the tiles' bytes seen as ConvTiles of the conversion's layouts
+            dst, src = args[0], args[1]
+            args[0] = self.conv_view(dst, ins.conv.dst_layout, ins.conv.dst_shape, depth)
+            args[1] = self.conv_view(src, ins.conv.src_layout, ins.conv.src_shape, depth)
         if ins.tmp is not None:
             args.append(ins.tmp)
         assert kind in {

@@ -27,7 +27,8 @@ statement performs. What is recognized, per statement:
   for the first k tile then TMATMUL_ACC, TSTORE from Acc.
 
 Nests that share a function-level temporary are fused into one loop over row tiles
-(:mod:`~polykrnl.tiles.fusion`), the temporary kept in UB.
+(:mod:`~polykrnl.tiles.fusion`), the temporary kept in UB. A nest that copies a tensor
+into a convolution layout is one TTRANS on ConvTiles (:mod:`~polykrnl.tiles.layouts`).
 
 Anything else is refused with a PtoError naming the statement and the reason;
 nothing is emitted wrongly.

@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 from polykrnl.errors import PtoError
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.dtypes import DType
-from polykrnl.tiles.program import TensorParam
+from polykrnl.tiles.program import ConvForm, TensorParam
 from polykrnl.tiles.types import Arch, TileType
 from polykrnl.transforms.core import LoopInfo, Schedule
 
@@ -63,6 +63,8 @@ class KernelBuilder:
     tmp_needs: dict[str, tuple[str, DType, Statement, str, str]] = field(default_factory=dict)
     tmp_static: dict[str, tuple[int, int]] = field(default_factory=dict)  # static rows, cols
     shaping: set[str] = field(default_factory=set)  # params that fixed a static tile extent
+    # tmp tiles of layout conversions: their form (static shapes) and element type
+    tmp_conv: dict[str, tuple[ConvForm, DType]] = field(default_factory=dict)
     counter: int = 0
 
     def fresh(self, base: str) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl.model.poly import Statement
+from polykrnl.tiles.layouts import conversion_of, lower_conversion
 from polykrnl.tiles.loop_bounds import bounds_expr, int_symbol, static_value
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error
 from polykrnl.tiles.matmul import lower_matmul, matmul_form
@@ -38,7 +39,21 @@ class _NestPlan:
 
 
 def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
-    """One top-level nest: C++ loops over its tiles around the tile-wise body."""
+    """One top-level nest: C++ loops over its tiles around the tile-wise body (or, for a
+    nest that moves a whole tensor into a convolution layout, one TTRANS)."""
+    statements = [b.sched.statements[n] for n in _statements_in((node,))]
+    conv = conversion_of(b, statements) if isinstance(node, SLoop) else None
+    if conv is not None:
+        blocked = [x for x in _loops_in((node,)) if b.sched.loop(x).kind == "tile"]
+        if blocked:
+            raise lowering_error(
+                statements[0],
+                f"a layout conversion ({conv.form.src_layout.name} -> "
+                f"{conv.form.dst_layout.name}) with blocked loops ({', '.join(blocked)}): "
+                "TTRANS converts the whole tensor in one ConvTile",
+                hint="remove the krnl.block of this nest",
+            )
+        return lower_conversion(b, conv, statements[0])
     plan = _plan(b, node)
     _check_distribution(b, plan.point_nodes, plan.statements)
     if not plan.order:

@@ -40,11 +40,12 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError, TileConstraintError
 from polykrnl.tiles.dtypes import ALIGN_BYTES, DType, dtype
-from polykrnl.tiles.types import Arch, Buffer, Loc, TileType, arch
+from polykrnl.tiles.types import Arch, Buffer, Layout, Loc, TileType, arch
 
 __all__ = [
     "OPS",
     "Barrier",
+    "ConvForm",
     "Expr",
     "GlobalView",
     "Instr",
@@ -337,6 +338,30 @@ OPS: dict[str, OpInfo] = _ops()
 
 
 @dataclass(frozen=True)
+class ConvForm:
+    """A TTRANS between convolution layouts: the source and destination tiles are seen as
+    ConvTiles of these layouts and static shapes (C++: a ConvTile declared over each
+    tile's bytes), the conversion given by the tmp rule `rule` (``TTRANS_NCHW_NC1HWC0``)."""
+
+    rule: str
+    src_layout: Layout
+    dst_layout: Layout
+    src_shape: tuple[int, ...]
+    dst_shape: tuple[int, ...]
+
+    def tmp_sizes(self) -> dict[str, int]:
+        """The sizes the tmp rule takes (tmp_rules: H, W, C0; N and C for FRACTAL_Z_3D)."""
+        if self.src_layout is Layout.NCHW:
+            _, _, h, w = self.src_shape
+            return {"H": h, "W": w, "C0": self.dst_shape[4]}
+        if self.src_layout is Layout.NC1HWC0:
+            _, _, h, w, c0 = self.src_shape
+            return {"H": h, "W": w, "C0": c0}
+        n, c, _, h, w = self.src_shape
+        return {"N": n, "C": c, "H": h, "W": w, "C0": self.dst_shape[3]}
+
+
+@dataclass(frozen=True)
 class Instr:
     """One PTO instruction: ``op(dst, *srcs[, tmp])`` as in C++ (destination first).
 
@@ -352,6 +377,7 @@ class Instr:
     tmp: str | None = None
     pipe: Pipe | None = None
     comment: str = ""
+    conv: ConvForm | None = None  # TTRANS between convolution layouts
 
     def __post_init__(self) -> None:
         if self.op not in OPS:

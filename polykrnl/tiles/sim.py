@@ -28,6 +28,7 @@ Every rule broken raises TileConstraintError naming the instruction, the rule an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ from polykrnl.tiles import tmp_rules
 from polykrnl.tiles.dtypes import BF16, DType
 from polykrnl.tiles.program import (
     Barrier,
+    ConvForm,
     GlobalView,
     Instr,
     Item,
@@ -51,7 +53,7 @@ from polykrnl.tiles.program import (
     WaitFlag,
     eval_expr,
 )
-from polykrnl.tiles.types import Loc, PadValue, TileType
+from polykrnl.tiles.types import Layout, Loc, PadValue, TileType
 
 __all__ = ["SimTile", "run_instr", "simulate", "unspecified_value"]
 
@@ -415,6 +417,44 @@ def tcolexpand_binary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
     )
 
 
+def ttrans_conv(conv: ConvForm, dst: SimTile, src: SimTile) -> None:
+    """TTRANS between convolution layouts, on the tiles' bytes seen as ConvTiles of the
+    form's shapes (as pto-isa's CPU implementation moves them; C0 lanes beyond C and N0
+    lanes beyond N keep what the destination held)."""
+    op = f"TTRANS {conv.src_layout.name} -> {conv.dst_layout.name}"
+    _need_loc(op, dst, Loc.Vec)
+    _need_loc(op, src, Loc.Vec)
+    _same_dtype(op, dst, src)
+    for t, shape in ((src, conv.src_shape), (dst, conv.dst_shape)):
+        if t.data.size < math.prod(shape):
+            raise _fail(
+                op, f"{t.describe()} holds fewer than the {math.prod(shape)} elements of {shape}"
+            )
+    x = src.data.reshape(-1)[: math.prod(conv.src_shape)].reshape(conv.src_shape)
+    out = dst.data.reshape(-1)
+    if (conv.src_layout, conv.dst_layout) == (Layout.NCHW, Layout.NC1HWC0):
+        n, c1, h, w, c0 = conv.dst_shape
+        for c in range(x.shape[1]):
+            view = out[: math.prod(conv.dst_shape)].reshape(conv.dst_shape)
+            view[:, c // c0, :, :, c % c0] = x[:, c]
+    elif (conv.src_layout, conv.dst_layout) == (Layout.NC1HWC0, Layout.NCHW):
+        n, c, h, w = conv.dst_shape
+        c0 = conv.src_shape[4]
+        view = out[: math.prod(conv.dst_shape)].reshape(conv.dst_shape)
+        for k in range(c):
+            view[:, k] = x[:, k // c0, :, :, k % c0]
+    elif (conv.src_layout, conv.dst_layout) == (Layout.NCDHW, Layout.FRACTAL_Z_3D):
+        nn, c, d, h, w = conv.src_shape
+        _, n1, n0, c0 = conv.dst_shape
+        c1 = -(-c // c0)
+        view = out[: math.prod(conv.dst_shape)].reshape(d, c1, h, w, n1, n0, c0)
+        for n in range(nn):
+            for k in range(c):
+                view[:, k // c0, :, :, n // n0, n % n0, k % c0] = x[n, k]
+    else:
+        raise _fail(op, "a conversion the model does not implement")
+
+
 def ttrans(dst: SimTile, src: SimTile, arch_name: str) -> None:
     op = "TTRANS"
     _need_loc(op, dst, Loc.Vec)
@@ -620,6 +660,10 @@ class _Machine:
             trowexpand_binary(op, dst, T[_t(srcs[0])], T[_t(srcs[1])])
         elif kind == "colexpand_bin":
             tcolexpand_binary(op, dst, T[_t(srcs[0])], T[_t(srcs[1])])
+        elif kind == "trans" and ins.conv is not None:
+            src = T[_t(srcs[0])]
+            self.check_conv_tmp(ins, ins.conv, src.dtype)
+            ttrans_conv(ins.conv, dst, src)
         elif kind == "trans":
             src = T[_t(srcs[0])]
             self.check_tmp(ins, src.dtype, valid_row=src.valid_row, valid_col=src.valid_col)
@@ -632,6 +676,11 @@ class _Machine:
             tfillpad(dst, T[_t(srcs[0])])
         else:  # pragma: no cover - OPS and this dispatch are kept in step
             raise AssertionError(kind)
+
+    def check_conv_tmp(self, ins: Instr, conv: ConvForm, dt: DType) -> None:
+        assert ins.tmp is not None
+        tmp = self.tiles[ins.tmp].type
+        tmp_rules.check(conv.rule, self.prog.arch, dtype=dt, tmp=tmp, **conv.tmp_sizes())
 
     def check_tmp(self, ins: Instr, dt: DType, **sizes: int) -> None:
         assert ins.tmp is not None

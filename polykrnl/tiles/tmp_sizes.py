@@ -19,6 +19,10 @@ def tmp_sizes(b: KernelBuilder) -> dict[str, symbolic.SymbolicSize]:
     """Each tmp tile's bytes as a function of the problem sizes: the rule at each tile's
     valid extents, maximized over the tiles (exactly where symbolic.max_over_tiles can)."""
     out: dict[str, symbolic.SymbolicSize] = {}
+    for name, (form, dt) in b.tmp_conv.items():
+        # A layout conversion: one tile of static shape, the rule at its sizes.
+        e = tmp_rules.tmp_bytes(form.rule, b.arch, dtype=dt, **form.tmp_sizes())
+        out[name] = symbolic.SymbolicSize(sympy.Integer(int(e)), ())
     sizes_static = b.tmp_static
     for name, (instr, dt, s, row, col) in b.tmp_needs.items():
         if not row:

@@ -159,11 +159,16 @@ class CompactMode(_CppEnum):
 
 
 class Layout(_CppEnum):
-    """Layout of a GlobalTensor in global memory (the ones polykrnl emits)."""
+    """pto::Layout: of a GlobalTensor in global memory (ND, DN, NZ), or of a ConvTile (the
+    convolution layouts TTRANS converts between)."""
 
     ND = 0  # row-major
     DN = 1  # column-major
     NZ = 2  # fractal, for the cube
+    NCHW = 3
+    NC1HWC0 = 4
+    NCDHW = 5
+    FRACTAL_Z_3D = 6
 
 
 # --------------------------------------------------------------------------- tiles

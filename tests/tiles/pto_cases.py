@@ -24,6 +24,7 @@ BUFFERS = pk.load(HERE / "krnl" / "pto_buffers.mlir")
 CORPUS = pk.load(HERE.parent / "corpus" / "softmax.mlir")
 FUSED = pk.load(HERE / "krnl" / "pto_fused.mlir")
 ONNX_LAYERNORM = pk.load(HERE.parent / "corpus" / "onnx_layernorm.mlir")
+LAYOUTS = pk.load(HERE / "krnl" / "pto_layouts.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -31,8 +32,8 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    # "kernels", "buffers", "fused", "corpus" (tests/corpus/softmax.mlir) or "onnx"
-    # (tests/corpus/onnx_layernorm.mlir)
+    # "kernels", "buffers", "fused", "layouts" (krnl/pto_*.mlir), "corpus"
+    # (tests/corpus/softmax.mlir) or "onnx" (tests/corpus/onnx_layernorm.mlir)
     module: str
     make: Callable[[np.random.Generator], dict[str, Any]]
     # Elements of rounding allowed against the reference (0: bit for bit): exp, sums and
@@ -47,7 +48,7 @@ class PtoCase:
     def fn(self) -> pk.Function:
         modules = {
             "kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED,
-            "onnx": ONNX_LAYERNORM,
+            "onnx": ONNX_LAYERNORM, "layouts": LAYOUTS,
         }  # fmt: skip
         return modules[self.module][self.function]
 
@@ -79,6 +80,10 @@ def _matmul(m: int, n: int, k: int) -> Callable[[np.random.Generator], dict[str,
 
 def _copy(shape_in: tuple[int, int], shape_out: tuple[int, int]) -> Any:
     return lambda r: {"src": _u(r, *shape_in), "out": np.full(shape_out, np.nan, np.float32)}
+
+
+def _convert(src: tuple[int, ...], dst: tuple[int, ...]) -> Any:
+    return lambda r: {"X": _u(r, *src), "Y": np.full(dst, np.nan, np.float32)}
 
 
 CASES = [
@@ -144,6 +149,19 @@ CASES = [
         1e-6,
         params=(("x_d0", 13),),
         returns=("y",),
+    ),
+    # layout conversions: one TTRANS each, values moved bit for bit
+    PtoCase(
+        "nchw_to_nc1hwc0", "nchw_to_nc1hwc0", "layouts", _convert((1, 32, 4, 8), (1, 4, 4, 8, 8))
+    ),
+    PtoCase(
+        "nc1hwc0_to_nchw", "nc1hwc0_to_nchw", "layouts", _convert((2, 2, 3, 8, 8), (2, 16, 3, 8))
+    ),
+    PtoCase(
+        "ncdhw_to_fractal_z_3d",
+        "ncdhw_to_fractal_z_3d",
+        "layouts",
+        _convert((16, 8, 2, 2, 2), (8, 1, 16, 8)),
     ),
     PtoCase(
         "through_array",

@@ -52,7 +52,13 @@ from polykrnl.errors import PtoError
 from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
 from polykrnl.tiles import symbolic
 from polykrnl.tiles.dtypes import dtype
-from polykrnl.tiles.fusion import arrays_in, nest_groups, returned_buffers, temporaries
+from polykrnl.tiles.fusion import (
+    Temporary,
+    arrays_in,
+    nest_groups,
+    returned_buffers,
+    temporaries,
+)
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
 from polykrnl.tiles.nest_plan import first_statement, lower_group, lower_nest
@@ -69,7 +75,7 @@ from polykrnl.tiles.program import (
 from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.tmp_sizes import tmp_sizes
 from polykrnl.tiles.types import Arch, arch
-from polykrnl.transforms.core import Schedule
+from polykrnl.transforms.core import Schedule, SNode
 
 __all__ = ["Lowered", "lower"]
 
@@ -147,12 +153,17 @@ def lower(
     body: list[Item] = []
     owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
     temps = temporaries(sched)
+    workspaces: dict[str, str] = {}  # temporary kept in GM -> why
     for group in nest_groups(sched, temps, {stmt for _, stmt in returned}):
         node = group[0]
         before = len(b.tiles)
         try:
             shared = {a for n in group for a in arrays_in(sched, n)} & set(temps)
-            body += lower_group(b, group, shared) if shared else lower_nest(b, node)
+            body += (
+                _fused_or_in_gm(b, group, shared, temps, workspaces)
+                if shared
+                else lower_nest(b, node)
+            )
         except PtoError as e:
             if e.location is not None:
                 raise
@@ -181,11 +192,17 @@ def lower(
     prog = Program(
         fn.name,
         tuple(tensors[x.name] for x in fn.arguments if x.name in tensors)
-        + tuple(tensors[tensor_of_value[v]] for v, _ in returned),
+        + tuple(tensors[tensor_of_value[v]] for v, _ in returned)
+        + tuple(tensors[w] for w in workspaces),
         tuple(used_params),
         decls,
         tuple(body),
         a,
+        notes=tuple(
+            f"workspace {w}: a temporary kept in global memory, the nests that share it "
+            f"not fused ({why})"
+            for w, why in workspaces.items()
+        ),
     )
     prog = insert_sync(prog)
     return Lowered(
@@ -197,41 +214,87 @@ def lower(
     )
 
 
+def _fused_or_in_gm(
+    b: KernelBuilder,
+    group: list[SNode],
+    shared: set[str],
+    temps: Mapping[str, Temporary],
+    workspaces: dict[str, str],
+) -> list[Item]:
+    """The nests that share `shared` fused, or, when they cannot be, each nest on its own
+    with the temporaries as workspace tensors in global memory (TSTORE by one nest, TLOAD
+    by the next): the kernel then takes them as arguments, after the outputs."""
+    state = b.snapshot()
+    try:
+        return lower_group(b, group, shared)
+    except PtoError as e:
+        b.restore(state)
+        why = e.message.removeprefix("PTO code generation: ")
+    sched = b.sched
+    for k, array in enumerate(sorted(shared)):
+        stmt = temps[array].alloc
+        value = sched.statements[stmt].anchor.results[0]
+        name = _buffer_tensor(sched, value, stmt, array, f"temp{k}", b.tensors)
+        b.tensor_of_value[value] = name
+        workspaces[name] = why
+    items: list[Item] = []
+    try:
+        for node in group:
+            items += lower_nest(b, node)
+    except PtoError as e:
+        raise PtoError(
+            e.message, location=e.location, hint=f"{e.hint} (the nests sharing a temporary "
+            f"were not fused either: {why})",
+        ) from None  # fmt: skip
+    return items
+
+
 def _output_tensors(
     sched: Schedule, tensors: dict[str, TensorParam], tensor_of_value: dict[SSAValue, str]
 ) -> list[tuple[SSAValue, str]]:
     """The returned buffers as output tensors after the arguments, named after their SSA
     value (`result<k>` when unnamed or taken); their sizes are the kernel's parameters."""
-    program = sched.program
     out = returned_buffers(sched)
     for k, (v, stmt) in enumerate(out):
-        s = sched.statements[stmt]
-        name = v.name_hint or f"result{k}"
-        if name in tensors or not name.isidentifier():
-            name = f"result{k}"
-        mtype = v.type
-        assert isinstance(mtype, MemRefType)
-        sizes = iter(s.anchor.operands)
-        shape: list[sympy.Expr] = []
-        for d in mtype.get_shape():
-            if d >= 0:
-                shape.append(sympy.Integer(d))
-                continue
-            size = next(sizes)
-            if size not in program.symbols:
-                raise lowering_error(
-                    s, f"the returned buffer {name} has a size computed inside the function"
-                )
-            shape.append(int_symbol(program.symbols[size]))
-        try:
-            dt = dtype(str(mtype.element_type))
-        except Exception as e:
-            raise lowering_error(
-                s, f"the returned buffer {name} holds {mtype.element_type}, which PTO tiles do not"
-            ) from e
-        tensors[name] = TensorParam(name, dt, shape)
+        name = _buffer_tensor(sched, v, stmt, v.name_hint, f"result{k}", tensors)
         tensor_of_value[v] = name
     return out
+
+
+def _buffer_tensor(
+    sched: Schedule,
+    v: SSAValue,
+    stmt: str,
+    name: str | None,
+    fallback: str,
+    tensors: dict[str, TensorParam],
+) -> str:
+    """A buffer the function allocates (statement `stmt`) as a kernel tensor: `name`, or
+    `fallback` when it is missing, taken or no identifier; its sizes must be parameters."""
+    program = sched.program
+    s = sched.statements[stmt]
+    if not name or name in tensors or not name.isidentifier():
+        name = fallback
+    mtype = v.type
+    assert isinstance(mtype, MemRefType)
+    sizes = iter(s.anchor.operands)
+    shape: list[sympy.Expr] = []
+    for d in mtype.get_shape():
+        if d >= 0:
+            shape.append(sympy.Integer(d))
+            continue
+        size = next(sizes)
+        if size not in program.symbols:
+            raise lowering_error(s, f"the buffer {name} has a size computed inside the function")
+        shape.append(int_symbol(program.symbols[size]))
+    try:
+        dt = dtype(str(mtype.element_type))
+    except Exception as e:
+        raise lowering_error(
+            s, f"the buffer {name} holds {mtype.element_type}, which PTO tiles do not"
+        ) from e
+    tensors[name] = TensorParam(name, dt, shape)
+    return name
 
 
 def _free(item: Item) -> set[sympy.Symbol]:

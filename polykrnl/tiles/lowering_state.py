@@ -5,7 +5,7 @@ still to size, and the refusal every pattern raises."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy  # type: ignore[import-untyped]
 from xdsl.ir import SSAValue
@@ -66,6 +66,18 @@ class KernelBuilder:
     # tmp tiles of layout conversions: their form (static shapes) and element type
     tmp_conv: dict[str, tuple[ConvForm, DType]] = field(default_factory=dict)
     counter: int = 0
+
+    def snapshot(self) -> KernelBuilder:
+        """A copy of what lowering a nest changes, to undo a failed attempt (`restore`)."""
+        return replace(
+            self, tiles=list(self.tiles), tmp_needs=dict(self.tmp_needs),
+            tmp_static=dict(self.tmp_static), shaping=set(self.shaping),
+            tmp_conv=dict(self.tmp_conv),
+        )  # fmt: skip
+
+    def restore(self, state: KernelBuilder) -> None:
+        self.tiles, self.tmp_needs, self.tmp_static = state.tiles, state.tmp_needs, state.tmp_static
+        self.shaping, self.tmp_conv, self.counter = state.shaping, state.tmp_conv, state.counter
 
     def fresh(self, base: str) -> str:
         self.counter += 1

@@ -498,6 +498,7 @@ class Program:
     tiles: tuple[TileDecl, ...]
     body: tuple[Item, ...]
     arch: Arch = field(default_factory=lambda: arch("a2a3"))
+    notes: tuple[str, ...] = ()  # printed as comments under the kernel's first line
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tensors", tuple(self.tensors))

@@ -156,6 +156,11 @@ def tmp_tile_for(
         sizes["valid_col"] = cols.size if cols is not None else 1
     tt = tmp_rules.tmp_tile(instr, t.b.arch, dtype=t.dt, **sizes)
     name = t.b.tile(f"{instr.lower()}_tmp", tt, "tmp")
-    t.b.tmp_needs[name] = (instr, t.dt, s, rows.origin, cols.origin if cols else "")
+    # tmp_sizes reads the tile's extents by the statement's own dimension names (a nest
+    # whose loops reuse another nest's names has origins i_2, j_2 but dimensions i, j)
+    own = {t.canon(o): d for o, d in zip(s.dim_origins or s.dims, s.dims, strict=True)}
+    row_dim = own.get(rows.origin, rows.origin)
+    col_dim = own.get(cols.origin, cols.origin) if cols is not None else ""
+    t.b.tmp_needs[name] = (instr, t.dt, s, row_dim, col_dim)
     t.b.tmp_static[name] = (rows.size, cols.size if cols is not None else 1)
     return name

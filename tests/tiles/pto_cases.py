@@ -44,6 +44,7 @@ class PtoCase:
     # receive the function's returned buffers, in order
     params: tuple[tuple[str, int], ...] = ()
     returns: tuple[str, ...] = ()
+    scratch: tuple[str, ...] = ()  # workspace tensors: their contents are not compared
 
     def fn(self) -> pk.Function:
         modules = {
@@ -162,6 +163,35 @@ CASES = [
         "ncdhw_to_fractal_z_3d",
         "layouts",
         _convert((16, 8, 2, 2, 2), (8, 1, 16, 8)),
+    ),
+    # temporaries the nests cannot share in UB: workspaces in global memory
+    PtoCase(
+        "fused_tiling",
+        "fused_tiling",
+        "fused",
+        lambda r: {
+            "N": 19,
+            "X": _u(r, 19, 16),
+            "Y": np.zeros((19, 16), np.float32),
+            "T": np.full((19, 16), np.nan, np.float32),
+        },
+        1e-6,
+        1e-7,
+        scratch=("T",),
+    ),
+    PtoCase(
+        "fused_window",
+        "fused_window",
+        "fused",
+        lambda r: {
+            "X": _u(r, 16, 16),
+            "Y": np.zeros((16, 16), np.float32),
+            "Z": np.zeros((16, 16), np.float32),
+            "S": np.full((16, 16), np.nan, np.float32),
+        },
+        1e-6,
+        1e-7,
+        scratch=("S",),
     ),
     PtoCase(
         "through_array",

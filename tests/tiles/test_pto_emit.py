@@ -47,7 +47,7 @@ def test_simulation_matches_the_reference(case: PtoCase, arch: str) -> None:
     args, expected = inputs_and_reference(case, 7)
     pto_kernel(case, arch).simulate(**args)
     for name, value in expected.items():
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and name not in case.scratch:
             assert close(args[name], value, case), (name, np.nanmax(np.abs(args[name] - value)))
 
 

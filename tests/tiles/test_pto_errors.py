@@ -38,8 +38,6 @@ CASES = {
     "row_value_minus_tile": ["a per-row value sub a tile has no PTO instruction"],
     "pad_to_next": ["padToNext (TFILLPAD pads the whole tile)", "krnl.copy_to_tile_buffer"],
     "buffer_3d": ["a tile buffer of shape (8, 8, 8) (PTO tiles are 2-D", "memref.alloca"],
-    "fused_tiling": ["shares temporaries (T) with the nest of S1", "tiled differently", "S2"],
-    "fused_window": ["Y[j, i] and Y[i, j] in fused nests", "a dependence on Y", "S3"],
     "column_value_minus_tile": ["a per-column value sub a tile has no PTO instruction"],
     "outer_product": ["a per-row value and a per-column value together"],
 }

@@ -72,3 +72,25 @@ def test_a_returned_buffer_is_an_output_tensor(arch: str) -> None:
     assert "__gm__ float* y," in kernel.source
     assert "for (" not in kernel.source  # 13 rows, unblocked: one tile
     assert _instrs(kernel.source, "TCOLEXPANDMUL") == 1  # the scale, one value per column
+
+
+@pytest.mark.parametrize(
+    ("name", "workspace", "why"),
+    [
+        ("fused_tiling", "T", "tiled differently"),
+        ("fused_window", "S", "Y[j, i] and Y[i, j] in fused nests"),
+    ],
+)
+def test_a_temporary_the_nests_cannot_share_stays_in_global_memory(
+    name: str, workspace: str, why: str
+) -> None:
+    """Not fused (the reason is in the kernel's first lines): the temporary is a workspace
+    tensor after the arguments, stored by one nest and loaded by the next (simulated
+    against the interpreter as the `fused_tiling` and `fused_window` cases)."""
+    kernel = _kernel(name, "a2a3")
+    assert [t.name for t in kernel.program.tensors][-1] == workspace
+    (note,) = kernel.program.notes
+    assert note.startswith(f"workspace {workspace}: a temporary kept in global memory")
+    assert why in note
+    assert f"TSTORE({workspace}_v" in kernel.source and "TLOAD(" in kernel.source
+    assert "set_flag(PIPE_MTE3, PIPE_MTE2" in kernel.source  # the load waits for the store

@@ -77,6 +77,8 @@ def test_cpu_simulator_agrees_with_reference_and_model(
     r = subprocess.run([str(d / "kernel"), *files], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     for t in kernel.program.tensors:
+        if t.name in case.scratch:
+            continue
         a = args[t.name]
         got = np.fromfile(d / f"{t.name}.bin", dtype=a.dtype).reshape(a.shape)
         assert close(got, expected[t.name], case), (t.name, "vs reference")

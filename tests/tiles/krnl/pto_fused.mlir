@@ -213,3 +213,50 @@ func.func @layernorm_affine(%x: memref<?x16xf32>, %scale: memref<16xf32>, %bias:
   memref.dealloc %rstd : memref<?xf32>
   return
 }
+
+// Two nests share the temporary T but block their rows by 8 and by 4: one loop over
+// row tiles cannot run both, so T stays in global memory (a workspace argument).
+func.func @fused_tiling(%N: index, %X: memref<?x16xf32>, %Y: memref<?x16xf32>) {
+  %T = memref.alloc(%N) : memref<?x16xf32>
+  %a0, %a1 = krnl.define_loops 2
+  %ab, %al = krnl.block %a0 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ab, %al, %a1) with (%a0 -> %i = 0 to %N, %a1 -> %j = 0 to 16) {
+    %x = krnl.load %X[%i, %j] : memref<?x16xf32>
+    %e = math.exp %x : f32
+    krnl.store %e, %T[%i, %j] : memref<?x16xf32>
+  }
+  %b0, %b1 = krnl.define_loops 2
+  %bb, %bl = krnl.block %b0 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%bb, %bl, %b1) with (%b0 -> %i = 0 to %N, %b1 -> %j = 0 to 16) {
+    %t = krnl.load %T[%i, %j] : memref<?x16xf32>
+    %y = arith.addf %t, %t : f32
+    krnl.store %y, %Y[%i, %j] : memref<?x16xf32>
+  }
+  memref.dealloc %T : memref<?x16xf32>
+  return
+}
+
+// Nests linked by the temporary S, where the second also reads Y transposed, which
+// the first writes: a row tile of the second nest needs columns of Y that later row
+// tiles of the first nest write, so they are not fused and S stays in global memory.
+func.func @fused_window(%X: memref<16x16xf32>, %Y: memref<16x16xf32>, %Z: memref<16x16xf32>) {
+  %S = memref.alloc() : memref<16x16xf32>
+  %a0, %a1 = krnl.define_loops 2
+  %ab, %al = krnl.block %a0 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ab, %al, %a1) with (%a0 -> %i = 0 to 16, %a1 -> %j = 0 to 16) {
+    %x = krnl.load %X[%i, %j] : memref<16x16xf32>
+    %e = math.exp %x : f32
+    krnl.store %e, %Y[%i, %j] : memref<16x16xf32>
+    krnl.store %e, %S[%i, %j] : memref<16x16xf32>
+  }
+  %b0, %b1 = krnl.define_loops 2
+  %bb, %bl = krnl.block %b0 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%bb, %bl, %b1) with (%b0 -> %i = 0 to 16, %b1 -> %j = 0 to 16) {
+    %s = krnl.load %S[%i, %j] : memref<16x16xf32>
+    %y = krnl.load %Y[%j, %i] : memref<16x16xf32>
+    %z = arith.addf %s, %y : f32
+    krnl.store %z, %Z[%i, %j] : memref<16x16xf32>
+  }
+  memref.dealloc %S : memref<16x16xf32>
+  return
+}

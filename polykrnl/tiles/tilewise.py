@@ -98,9 +98,19 @@ def _statement(t: TilewiseNest, s: Statement) -> None:
         raise lowering_error(s, "a store into a buffer that is not a function argument")
     subs = subscript_loops(t, s, anchor.operands[2:])
     check_one_window(t, s, tensor, subs, writing=True)
+    key = (tensor, tuple(subs))
+    earlier = t.store_instr.get(key)
+    if earlier is not None:
+        # Overwritten in the same tile before anything reads the window from global memory
+        # (later statements read it back from UB; other tiles touch other windows): the
+        # earlier TSTORE writes nothing anyone sees.
+        t.items.remove(earlier)
     _store(t, s, tensor, subs, value)
+    t.store_instr[key] = next(
+        x for x in reversed(t.items) if isinstance(x, Instr) and x.op == "TSTORE"
+    )
     t.loaded = {k: v for k, v in t.loaded.items() if k[0] != tensor}
-    t.stored[(tensor, tuple(subs))] = value
+    t.stored[key] = value
 
 
 def _store_temporary(t: TilewiseNest, s: Statement, array: str, dims: set[str]) -> None:

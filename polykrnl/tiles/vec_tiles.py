@@ -15,7 +15,7 @@ from polykrnl.tiles import tmp_rules
 from polykrnl.tiles.dtypes import ALIGN_BYTES, DType
 from polykrnl.tiles.loop_bounds import static_value
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error, round_up
-from polykrnl.tiles.program import Item, SetValid
+from polykrnl.tiles.program import Instr, Item, SetValid
 from polykrnl.tiles.types import BLayout, Loc, TileType
 
 __all__ = ["TileValue", "TilewiseNest", "check_same_dtype", "tmp_tile_for", "transposed_tile"]
@@ -54,6 +54,8 @@ class TilewiseNest:
     stored: dict[tuple[str, tuple[str, ...]], TileValue] = field(default_factory=dict)
     # (tensor, subscript loops) -> the tile a statement of this tile loaded: loaded once
     loaded: dict[tuple[str, tuple[str, ...]], TileValue] = field(default_factory=dict)
+    # (tensor, subscript loops) -> the TSTORE of the last store there in this tile
+    store_instr: dict[tuple[str, tuple[str, ...]], Instr] = field(default_factory=dict)
 
     def canon(self, loop: str) -> str:
         """The axis a (fused) nest's original loop runs along."""

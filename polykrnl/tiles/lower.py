@@ -61,7 +61,14 @@ from polykrnl.tiles.fusion import (
 )
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
-from polykrnl.tiles.nest_plan import first_statement, lower_group, lower_nest
+from polykrnl.tiles.matmul import krnl_matmul_of, zero_memset
+from polykrnl.tiles.nest_plan import (
+    first_statement,
+    lower_group,
+    lower_krnl_matmul,
+    lower_nest,
+    statements_in,
+)
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -75,7 +82,7 @@ from polykrnl.tiles.program import (
 from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.tmp_sizes import tmp_sizes
 from polykrnl.tiles.types import Arch, arch
-from polykrnl.transforms.core import Schedule, SNode
+from polykrnl.transforms.core import Schedule, SLoop, SNode, SStmt
 
 __all__ = ["Lowered", "lower"]
 
@@ -154,16 +161,23 @@ def lower(
     owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
     temps = temporaries(sched)
     workspaces: dict[str, str] = {}  # temporary kept in GM -> why
-    for group in nest_groups(sched, temps, {stmt for _, stmt in returned}):
+    groups = nest_groups(sched, temps, {stmt for _, stmt in returned})
+    zeroed: Statement | None = None  # a krnl.memset of 0 right before this group
+    for n, group in enumerate(groups):
         node = group[0]
         before = len(b.tiles)
+        if _zeroes_for_matmul(b, group, groups[n + 1 :]):
+            # C = 0 then krnl.matmul into C: the cube's accumulator starts from zero
+            zeroed = sched.statements[node.name]
+            continue
         try:
-            shared = {a for n in group for a in arrays_in(sched, n)} & set(temps)
-            body += (
-                _fused_or_in_gm(b, group, shared, temps, workspaces)
-                if shared
-                else lower_nest(b, node)
-            )
+            shared = {a for x in group for a in arrays_in(sched, x)} & set(temps)
+            if zeroed is not None:
+                body += lower_krnl_matmul(b, node, zeroed)
+            elif shared:
+                body += _fused_or_in_gm(b, group, shared, temps, workspaces)
+            else:
+                body += lower_nest(b, node)
         except PtoError as e:
             if e.location is not None:
                 raise
@@ -172,6 +186,7 @@ def lower(
             message = e.message[len(prefix) :] if e.message.startswith(prefix) else e.message
             raise lowering_error(first_statement(sched, node), message, e.hint) from None
         owner.update({t.name: first_statement(sched, node) for t in b.tiles[before:]})
+        zeroed = None
     used_params = sorted(
         {str(s) for t in tensors.values() for d in t.shape for s in sympy.sympify(d).free_symbols}
         | {str(s) for it in body for s in _free(it)}
@@ -212,6 +227,19 @@ def lower(
         tuple(x.name for x in fn.arguments),
         {p: v for p, v in given.items() if p in b.shaping},
     )
+
+
+def _zeroes_for_matmul(b: KernelBuilder, group: list[SNode], rest: list[list[SNode]]) -> bool:
+    """Whether `group` is a `krnl.memset` of 0 into the C of the krnl.matmul nest after it."""
+    if len(group) != 1 or not isinstance(group[0], SStmt) or not rest or len(rest[0]) != 1:
+        return False
+    sched = b.sched
+    c = zero_memset(b, sched.statements[group[0].name])
+    nest = rest[0][0]
+    if c is None or not isinstance(nest, SLoop):
+        return False
+    op = krnl_matmul_of(b, [sched.statements[x] for x in statements_in((nest,))])
+    return op is not None and b.tensor_of_value.get(op.C) == c
 
 
 def _fused_or_in_gm(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sympy  # type: ignore[import-untyped]
 from xdsl.ir import BlockArgument, Operation, OpResult
 
+from polykrnl.model.dialect import GetInductionVarValueOp, MatMulOp, MemsetOp
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.dtypes import ALIGN_BYTES
 from polykrnl.tiles.krnl_ops import constant_value, is_add, is_load, is_mul, is_store, unwrap_extf
@@ -14,8 +15,16 @@ from polykrnl.tiles.loop_bounds import bounds_expr, int_symbol
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error, round_up
 from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid
 from polykrnl.tiles.types import BLayout, Loc, SLayout, TileType, acc_tile, left_tile, right_tile
+from polykrnl.transforms.core import LoopInfo
 
-__all__ = ["lower_matmul", "matmul_form"]
+__all__ = [
+    "check_krnl_matmul",
+    "cube_flow",
+    "krnl_matmul_of",
+    "lower_matmul",
+    "matmul_form",
+    "zero_memset",
+]
 
 
 def lower_matmul(
@@ -37,9 +46,22 @@ def lower_matmul(
             "(the cube accumulates in L0C, which starts from the first product)",
             hint=f"store 0.0 into {c_name}[{i}, {j}] in the (i, j) loops before the k loop",
         )
-    ai, aj, ak = axes[i], axes[j], axes[kk]
     if order.index(kk) != 2:
         raise lowering_error(update, f"the reduction loop {kk} is not innermost of the point loops")
+    return cube_flow(b, update, (a_name, b_name, c_name), (axes[i], axes[j], axes[kk]))
+
+
+def cube_flow(
+    b: KernelBuilder,
+    update: Statement,
+    names: tuple[str, str, str],
+    axes: tuple[Axis, Axis, Axis],
+) -> list[Item]:
+    """C[i, j] = sum over k of A[i, k] * B[k, j] for one (i, j) tile, starting from zero:
+    the k tiles through L1 and L0A/L0B into L0C (TMATMUL, then TMATMUL_ACC), one TSTORE."""
+    a_name, b_name, c_name = names
+    ai, aj, ak = axes
+    i, j, kk = ai.origin, aj.origin, ak.origin
     ta, tb, tc = (b.tensors[x].dtype for x in (a_name, b_name, c_name))
     allowed = {("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("i8", "i32")}
     if ta != tb or (ta.name, tc.name) not in allowed:
@@ -54,7 +76,8 @@ def lower_matmul(
             raise lowering_error(update, f"matmul tile {what} = {v} is outside [1, 4095]")
     c0 = 16
     mm, nn = round_up(m, c0), round_up(n, c0)
-    kk_size = round_up(kd, ALIGN_BYTES // ta.size)
+    # k is the column count of A's boxes (32 bytes) and the row count of B's (16 rows)
+    kk_size = round_up(kd, max(ALIGN_BYTES // ta.size, 16))
     a_l1 = b.tile(
         "a_l1_",
         TileType(Loc.Mat, ta, mm, kk_size, BLayout.ColMajor, None, None, SLayout.RowMajor),
@@ -185,3 +208,77 @@ def _zero_store(b: KernelBuilder, s: Statement, c_name: str, i: str, j: str) -> 
     if b.tensor_of_value.get(anchor.operands[1]) != c_name:
         return False
     return constant_value(anchor.operands[0]) == 0
+
+
+def krnl_matmul_of(b: KernelBuilder, statements: list[Statement]) -> MatMulOp | None:
+    """The krnl.matmul a nest's one statement is, if it is one."""
+    if len(statements) == 1 and isinstance(statements[0].anchor, MatMulOp):
+        return statements[0].anchor
+    return None
+
+
+def check_krnl_matmul(
+    b: KernelBuilder,
+    s: Statement,
+    op: MatMulOp,
+    tile_loops: list[LoopInfo],
+    axes: dict[str, Axis],
+    zeroed: Statement | None,
+) -> tuple[tuple[str, str, str], tuple[Axis, Axis, Axis]]:
+    """onnx-mlir's matmul: `krnl.matmul` on whole tensors (memory starts 0) at the tile
+    loops of i, j and k (k innermost), its compute tile the blocks, its bounds the loops',
+    into C set to 0 by the `krnl.memset` right before the nest."""
+    a_name, b_name, c_name = (b.tensor_of_value.get(x) for x in (op.A, op.B, op.C))
+    if a_name is None or b_name is None or c_name is None:
+        raise lowering_error(s, "a krnl.matmul on a buffer that is not a tensor of the kernel")
+    starts = [*op.aGlobalIndexMemStart, *op.bGlobalIndexMemStart, *op.cGlobalIndexMemStart]
+    if any(constant_value(x) != 0 for x in starts):
+        raise lowering_error(
+            s, "a krnl.matmul on tile buffers (memory starts other than 0): only the form on "
+            "whole tensors is lowered to the cube",
+            hint="write the matmul on the tensors themselves, as onnx-mlir does",
+        )  # fmt: skip
+    program = b.sched.program
+    loops: list[LoopInfo] = []
+    for v in (op.iGlobalIndexComputeStart, op.jGlobalIndexComputeStart,
+              op.kGlobalIndexComputeStart):  # fmt: skip
+        lp = program.nest.loop_of.get(v.op.operands[v.index]) if isinstance(
+            v, OpResult) and isinstance(v.op, GetInductionVarValueOp) else None  # fmt: skip
+        name = program.loop_names.get(lp) if lp is not None else None
+        info = next((x for x in tile_loops if x.name == name), None)
+        if info is None:
+            raise lowering_error(
+                s, "krnl.matmul's compute starts are not the values of the nest's tile loops"
+            )
+        loops.append(info)
+    if tile_loops[-1] is not loops[2]:
+        raise lowering_error(s, f"the k tile loop {loops[2].name} is not the innermost loop")
+    sizes = [int(x.value.data) for x in op.computeTileSize.data] if op.computeTileSize else []
+    if sizes != [x.tile_size for x in loops]:
+        raise lowering_error(
+            s, f"computeTileSize {sizes} is not the blocking of the tile loops "
+            f"({', '.join(f'{x.name}: {x.tile_size}' for x in loops)})",
+        )  # fmt: skip
+    for ub, info in zip((op.iGlobalUB, op.jGlobalUB, op.kGlobalUB), loops, strict=True):
+        mine = bounds_expr(info.ubs, {}, info.name, False)
+        theirs = constant_value(ub)
+        if theirs is None and ub in program.symbols:
+            theirs = int_symbol(program.symbols[ub])
+        if theirs is None or sympy.simplify(mine - theirs) != 0:
+            raise lowering_error(s, f"krnl.matmul's bound for {info.name} is not the loop's")
+    if zeroed is None:
+        raise lowering_error(
+            s, f"the krnl.matmul accumulates into {c_name}, which is not set to 0 right "
+            "before the nest (the cube accumulates in L0C, which starts from the first product)",
+            hint=f"krnl.memset {c_name} to 0.0 right before the nest",
+        )  # fmt: skip
+    a = tuple(axes[x.origin] for x in loops)
+    return (a_name, b_name, c_name), (a[0], a[1], a[2])
+
+
+def zero_memset(b: KernelBuilder, s: Statement) -> str | None:
+    """The tensor a `krnl.memset` of 0 fills, if `s` is one."""
+    op = s.anchor
+    if isinstance(op, MemsetOp) and constant_value(op.value) == 0:
+        return b.tensor_of_value.get(op.dest)
+    return None

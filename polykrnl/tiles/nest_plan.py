@@ -6,7 +6,7 @@ running it statement after statement."""
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy  # type: ignore[import-untyped]
 
@@ -14,14 +14,27 @@ from polykrnl.model.poly import Statement
 from polykrnl.tiles.layouts import conversion_of, lower_conversion
 from polykrnl.tiles.loop_bounds import bounds_expr, int_symbol, static_value
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error
-from polykrnl.tiles.matmul import lower_matmul, matmul_form
+from polykrnl.tiles.matmul import (
+    check_krnl_matmul,
+    cube_flow,
+    krnl_matmul_of,
+    lower_matmul,
+    matmul_form,
+    zero_memset,
+)
 from polykrnl.tiles.program import Item, Loop
 from polykrnl.tiles.tile_buffers import lower_tile_buffers
 from polykrnl.tiles.tilewise import lower_tilewise
 from polykrnl.transforms import legality
 from polykrnl.transforms.core import LoopInfo, Schedule, SLoop, SNode, SStmt
 
-__all__ = ["first_statement", "lower_group", "lower_nest"]
+__all__ = [
+    "first_statement",
+    "lower_group",
+    "lower_krnl_matmul",
+    "lower_nest",
+    "statements_in",
+]
 
 
 @dataclass
@@ -41,7 +54,7 @@ class _NestPlan:
 def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
     """One top-level nest: C++ loops over its tiles around the tile-wise body (or, for a
     nest that moves a whole tensor into a convolution layout, one TTRANS)."""
-    statements = [b.sched.statements[n] for n in _statements_in((node,))]
+    statements = [b.sched.statements[n] for n in statements_in((node,))]
     conv = conversion_of(b, statements) if isinstance(node, SLoop) else None
     if conv is not None:
         blocked = [x for x in _loops_in((node,)) if b.sched.loop(x).kind == "tile"]
@@ -55,6 +68,8 @@ def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
             )
         return lower_conversion(b, conv, statements[0])
     plan = _plan(b, node)
+    if krnl_matmul_of(b, plan.statements) is not None:
+        return lower_krnl_matmul(b, node, None)
     _check_distribution(b, plan.point_nodes, plan.statements)
     if not plan.order:
         items = lower_tile_buffers(b, plan.values, plan.statements)
@@ -63,6 +78,24 @@ def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
     else:
         items = lower_tilewise(b, plan.axes, plan.order, plan.statements)
     return _tile_loops(plan, items)
+
+
+def lower_krnl_matmul(b: KernelBuilder, node: SNode, zeroed: Statement | None) -> list[Item]:
+    """onnx-mlir's matmul: `krnl.memset C, 0` (`zeroed`), then `krnl.matmul` in the tile
+    loops of i, j and k: the cube flow in each (i, j) tile, over the k tiles."""
+    plan = _plan(b, node)
+    op = krnl_matmul_of(b, plan.statements)
+    assert op is not None
+    s = plan.statements[0]
+    names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed)
+    if zeroed is not None and zero_memset(b, zeroed) != names[2]:
+        zeroed = None
+        names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed)
+    items = cube_flow(b, s, names, axes)
+    k_loop = axes[2].tile_loop
+    return _tile_loops(
+        replace(plan, tile_loops=[x for x in plan.tile_loops if x is not k_loop]), items
+    )
 
 
 def lower_group(b: KernelBuilder, nodes: Sequence[SNode], temps: Set[str]) -> list[Item]:
@@ -238,28 +271,28 @@ def _plan(b: KernelBuilder, node: SNode) -> _NestPlan:
             raise lowering_error(
                 first_statement(sched, node), f"tile loop of {origin} has no point loop inside"
             )
-    stmts = _statements_in(point_nodes)
+    stmts = statements_in(point_nodes)
     statements = [sched.statements[n] for n in stmts]
     return _NestPlan(node, tile_loops, values, axes, order, point_nodes, statements)
 
 
 def first_statement(sched: Schedule, node: SNode) -> Statement:
-    return sched.statements[_statements_in((node,))[0]]
+    return sched.statements[statements_in((node,))[0]]
 
 
-def _statements_in(nodes: Sequence[SNode]) -> list[str]:
+def statements_in(nodes: Sequence[SNode]) -> list[str]:
     out: list[str] = []
     for n in nodes:
         if isinstance(n, SStmt):
             out.append(n.name)
         else:
-            out += _statements_in(n.body)
+            out += statements_in(n.body)
     return out
 
 
 def _empty(sched: Schedule, node: SNode) -> bool:
     """A loop with no statement inside (Krnl's unused point handles)."""
-    return isinstance(node, SLoop) and not _statements_in((node,))
+    return isinstance(node, SLoop) and not statements_in((node,))
 
 
 def _point_origins(sched: Schedule, nodes: Sequence[SNode]) -> list[str]:

@@ -25,6 +25,7 @@ CORPUS = pk.load(HERE.parent / "corpus" / "softmax.mlir")
 FUSED = pk.load(HERE / "krnl" / "pto_fused.mlir")
 ONNX_LAYERNORM = pk.load(HERE.parent / "corpus" / "onnx_layernorm.mlir")
 LAYOUTS = pk.load(HERE / "krnl" / "pto_layouts.mlir")
+MATMUL_OP = pk.load(HERE / "krnl" / "pto_matmul_op.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -32,7 +33,7 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    # "kernels", "buffers", "fused", "layouts" (krnl/pto_*.mlir), "corpus"
+    # "kernels", "buffers", "fused", "layouts", "matmul_op" (krnl/pto_*.mlir), "corpus"
     # (tests/corpus/softmax.mlir) or "onnx" (tests/corpus/onnx_layernorm.mlir)
     module: str
     make: Callable[[np.random.Generator], dict[str, Any]]
@@ -49,7 +50,7 @@ class PtoCase:
     def fn(self) -> pk.Function:
         modules = {
             "kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED,
-            "onnx": ONNX_LAYERNORM, "layouts": LAYOUTS,
+            "onnx": ONNX_LAYERNORM, "layouts": LAYOUTS, "matmul_op": MATMUL_OP,
         }  # fmt: skip
         return modules[self.module][self.function]
 
@@ -150,6 +151,35 @@ CASES = [
         1e-6,
         params=(("x_d0", 13),),
         returns=("y",),
+    ),
+    # krnl.matmul as onnx-mlir writes a MatMul: memset, then one krnl.matmul per tile
+    PtoCase(
+        "matmul_op",
+        "matmul_op",
+        "matmul_op",
+        lambda r: {
+            "A": _u(r, 20, 24),
+            "B": _u(r, 24, 18),
+            "C": np.full((20, 18), np.nan, np.float32),
+        },
+        1e-5,
+        1e-5,
+        returns=("C",),
+    ),
+    PtoCase(
+        "matmul_op_dynamic",
+        "matmul_op_dynamic",
+        "matmul_op",
+        lambda r: {
+            "M": 40,
+            "N": 50,
+            "K": 70,
+            "A": _u(r, 40, 70, dt=np.float16),
+            "B": _u(r, 70, 50, dt=np.float16),
+            "C": np.full((40, 50), np.nan, np.float32),
+        },
+        1e-5,
+        1e-5,
     ),
     # layout conversions: one TTRANS each, values moved bit for bit
     PtoCase(

@@ -27,10 +27,10 @@ from polykrnl.tiles import tmp_rules
 from polykrnl.tiles.dtypes import ALIGN_BYTES
 from polykrnl.tiles.krnl_ops import is_load, is_store
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
-from polykrnl.tiles.program import ConvForm, GlobalView, Instr, Item
+from polykrnl.tiles.program import ConvForm, GlobalView, Instr, Item, Scalar
 from polykrnl.tiles.types import Layout, Loc, TileType
 
-__all__ = ["conversion_of", "lower_conversion"]
+__all__ = ["Conversion", "conversion_of", "lower_conversion"]
 
 N0 = 16  # FRACTAL_Z_3D's N blocks
 
@@ -95,6 +95,9 @@ class Conversion:
     src: str
     dst: str
     form: ConvForm
+    # C not a multiple of C0 (or N of N0): the destination has lanes no source element
+    # fills, which TTRANS leaves as they were
+    padded: bool = False
 
 
 def conversion_of(b: KernelBuilder, statements: list[Statement]) -> Conversion | None:
@@ -126,18 +129,8 @@ def conversion_of(b: KernelBuilder, statements: list[Statement]) -> Conversion |
         moved = _moves(s, src, dst, src_shape, dst_shape, kind.relation(src_shape, dst_shape, c0))
         if moved is None:
             continue
-        if not (moved and kind.whole(src_shape, c0)):
-            raise lowering_error(
-                s,
-                f"{src} {src_shape} -> {dst} {dst_shape} is a {kind.src.name} -> "
-                f"{kind.dst.name} conversion with padding (C0 = {c0}"
-                + (f", N0 = {N0}" if kind.dst is Layout.FRACTAL_Z_3D else "")
-                + "): TTRANS leaves the padding lanes as they were, and a padded conversion "
-                "is not lowered yet",
-                hint="pad the channels (and N) to a multiple of C0 (N0) in the program",
-            )
         form = ConvForm(kind.rule, kind.src, kind.dst, src_shape, dst_shape)
-        return Conversion(src, dst, form)
+        return Conversion(src, dst, form, padded=not (moved and kind.whole(src_shape, c0)))
     return None
 
 
@@ -175,9 +168,24 @@ def _moves(
         return None
 
 
-def lower_conversion(b: KernelBuilder, conv: Conversion, s: Statement) -> list[Item]:
-    """TLOAD the source whole, TTRANS between ConvTiles over the two tiles, TSTORE."""
+def lower_conversion(
+    b: KernelBuilder, conv: Conversion, s: Statement, zeroed: bool = False
+) -> list[Item]:
+    """TLOAD the source whole, TTRANS between ConvTiles over the two tiles, TSTORE; a padded
+    conversion after a `krnl.memset` of the destination to 0 (`zeroed`) fills the tile with
+    0 first (TEXPANDS), so the padding lanes are the memset's zeros."""
     form = conv.form
+    if conv.padded and not zeroed:
+        c0 = form.dst_shape[-1] if form.dst_layout is not Layout.NCHW else form.src_shape[-1]
+        raise lowering_error(
+            s,
+            f"{conv.src} {form.src_shape} -> {conv.dst} {form.dst_shape} is a "
+            f"{form.src_layout.name} -> {form.dst_layout.name} conversion with padding "
+            f"(C0 = {c0}" + (f", N0 = {N0}" if form.dst_layout is Layout.FRACTAL_Z_3D else "")
+            + "): TTRANS leaves the padding lanes as they were",
+            hint=f"krnl.memset {conv.dst} to 0 right before the nest (the padding is then "
+            "zeros), or pad the channels to a multiple of C0 in the program",
+        )  # fmt: skip
     dt = b.tensors[conv.src].dtype
     src_rows, src_cols = _flat(form.src_shape, dt.size)
     dst_rows, dst_cols = _flat(form.dst_shape, dt.size)
@@ -195,8 +203,12 @@ def lower_conversion(b: KernelBuilder, conv: Conversion, s: Statement) -> list[I
     note = f"{s.name}: {form.src_layout.name} -> {form.dst_layout.name}"
     load = _whole(conv.src, src_rows, src_cols)
     store = _whole(conv.dst, dst_rows, dst_cols)
+    fill: list[Item] = []
+    if conv.padded:
+        fill = [Instr("TEXPANDS", y, (Scalar(0.0),), comment=f"{s.name}: the padding is 0")]
     return [
         Instr("TLOAD", x, (load,), comment=f"{s.name}: {conv.src}"),
+        *fill,
         Instr("TTRANS", y, (x,), tmp=tmp, comment=note, conv=form),
         Instr("TSTORE", store, (y,), comment=f"{s.name}: {conv.dst}"),
     ]

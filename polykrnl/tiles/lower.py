@@ -59,13 +59,13 @@ from polykrnl.tiles.fusion import (
     returned_buffers,
     temporaries,
 )
+from polykrnl.tiles.layouts import conversion_of
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
 from polykrnl.tiles.matmul import krnl_matmul_of, zero_memset
 from polykrnl.tiles.nest_plan import (
     first_statement,
     lower_group,
-    lower_krnl_matmul,
     lower_nest,
     statements_in,
 )
@@ -166,14 +166,15 @@ def lower(
     for n, group in enumerate(groups):
         node = group[0]
         before = len(b.tiles)
-        if _zeroes_for_matmul(b, group, groups[n + 1 :]):
-            # C = 0 then krnl.matmul into C: the cube's accumulator starts from zero
+        if _zeroes_next(b, group, groups[n + 1 :]):
+            # Y = 0, then a krnl.matmul into Y (the cube's accumulator starts from zero) or
+            # a padded layout conversion into Y (its padding lanes are the zeros)
             zeroed = sched.statements[node.name]
             continue
         try:
             shared = {a for x in group for a in arrays_in(sched, x)} & set(temps)
             if zeroed is not None:
-                body += lower_krnl_matmul(b, node, zeroed)
+                body += lower_nest(b, node, zeroed)
             elif shared:
                 body += _fused_or_in_gm(b, group, shared, temps, workspaces)
             else:
@@ -229,8 +230,9 @@ def lower(
     )
 
 
-def _zeroes_for_matmul(b: KernelBuilder, group: list[SNode], rest: list[list[SNode]]) -> bool:
-    """Whether `group` is a `krnl.memset` of 0 into the C of the krnl.matmul nest after it."""
+def _zeroes_next(b: KernelBuilder, group: list[SNode], rest: list[list[SNode]]) -> bool:
+    """Whether `group` is a `krnl.memset` of 0 into what the nest after it writes, when
+    that nest is a krnl.matmul (into C) or a padded layout conversion."""
     if len(group) != 1 or not isinstance(group[0], SStmt) or not rest or len(rest[0]) != 1:
         return False
     sched = b.sched
@@ -238,8 +240,12 @@ def _zeroes_for_matmul(b: KernelBuilder, group: list[SNode], rest: list[list[SNo
     nest = rest[0][0]
     if c is None or not isinstance(nest, SLoop):
         return False
-    op = krnl_matmul_of(b, [sched.statements[x] for x in statements_in((nest,))])
-    return op is not None and b.tensor_of_value.get(op.C) == c
+    statements = [sched.statements[x] for x in statements_in((nest,))]
+    op = krnl_matmul_of(b, statements)
+    if op is not None:
+        return b.tensor_of_value.get(op.C) == c
+    conv = conversion_of(b, statements)
+    return conv is not None and conv.padded and conv.dst == c
 
 
 def _fused_or_in_gm(

@@ -51,9 +51,11 @@ class _NestPlan:
     statements: list[Statement]
 
 
-def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
+def lower_nest(b: KernelBuilder, node: SNode, zeroed: Statement | None = None) -> list[Item]:
     """One top-level nest: C++ loops over its tiles around the tile-wise body (or, for a
-    nest that moves a whole tensor into a convolution layout, one TTRANS)."""
+    nest that moves a whole tensor into a convolution layout, one TTRANS). `zeroed`: the
+    `krnl.memset` of 0 right before the nest, into what it writes (a krnl.matmul's C, a
+    padded conversion's destination)."""
     statements = [b.sched.statements[n] for n in statements_in((node,))]
     conv = conversion_of(b, statements) if isinstance(node, SLoop) else None
     if conv is not None:
@@ -66,10 +68,10 @@ def lower_nest(b: KernelBuilder, node: SNode) -> list[Item]:
                 "TTRANS converts the whole tensor in one ConvTile",
                 hint="remove the krnl.block of this nest",
             )
-        return lower_conversion(b, conv, statements[0])
+        return lower_conversion(b, conv, statements[0], zeroed is not None)
     plan = _plan(b, node)
     if krnl_matmul_of(b, plan.statements) is not None:
-        return lower_krnl_matmul(b, node, None)
+        return lower_krnl_matmul(b, node, zeroed)
     _check_distribution(b, plan.point_nodes, plan.statements)
     if not plan.order:
         items = lower_tile_buffers(b, plan.values, plan.statements)

@@ -189,6 +189,12 @@ CASES = [
         "nc1hwc0_to_nchw", "nc1hwc0_to_nchw", "layouts", _convert((2, 2, 3, 8, 8), (2, 16, 3, 8))
     ),
     PtoCase(
+        "nchw_to_nc1hwc0_padded",
+        "nchw_to_nc1hwc0_padded",
+        "layouts",
+        _convert((2, 20, 2, 4), (2, 3, 2, 4, 8)),
+    ),
+    PtoCase(
         "ncdhw_to_fractal_z_3d",
         "ncdhw_to_fractal_z_3d",
         "layouts",

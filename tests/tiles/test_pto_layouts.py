@@ -72,9 +72,21 @@ def test_a_blocked_conversion_is_refused() -> None:
     assert info.value.hint and info.value.location is not None
 
 
-def test_a_padded_conversion_is_refused_with_the_reason() -> None:
+def test_a_padded_conversion_without_the_zeros_is_refused_with_the_reason() -> None:
     with pytest.raises(pk.PtoError) as info:
         pk.schedule(pk.parse(PADDED)["padded"]).to_pto()
     msg = info.value.message
     assert "NCHW -> NC1HWC0 conversion with padding (C0 = 8)" in msg, msg
-    assert info.value.hint and info.value.location is not None
+    assert info.value.hint and "krnl.memset Y to 0" in info.value.hint
+    assert info.value.location is not None
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_a_padded_conversion_after_a_memset_fills_zeros_first(arch: str) -> None:
+    # onnx-mlir's form: Y = 0, then the 20 channels moved; the tile is zeroed (TEXPANDS)
+    # before the TTRANS, which leaves the 4 padding lanes of the last block alone
+    kernel = pk.schedule(LAYOUTS["nchw_to_nc1hwc0_padded"]).to_pto(arch)
+    ops = [i.op for i in kernel.program.instructions()]
+    assert ops == ["TLOAD", "TEXPANDS", "TTRANS", "TSTORE"]
+    assert "ConvTileShape<2, 20, 2, 4>" in kernel.source  # C = 20, C1 = 3
+    assert "ConvTileShape<2, 3, 2, 4, 8>" in kernel.source

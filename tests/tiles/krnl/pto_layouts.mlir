@@ -41,3 +41,19 @@ func.func @ncdhw_to_fractal_z_3d(%X: memref<16x8x2x2x2xf32>, %Y: memref<8x1x16x8
   }
   return
 }
+
+// NCHW -> NC1HWC0 with padding, as onnx-mlir writes it: C = 20 channels into C1 = 3
+// blocks of C0 = 8, Y set to 0 first (the last block's 4 padding lanes stay 0).
+func.func @nchw_to_nc1hwc0_padded(%X: memref<2x20x2x4xf32>, %Y: memref<2x3x2x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  krnl.memset %Y, %zero : memref<2x3x2x4x8xf32>
+  %l:4 = krnl.define_loops 4
+  krnl.iterate(%l#0, %l#1, %l#2, %l#3) with (%l#0 -> %n = 0 to 2, %l#1 -> %c = 0 to 20,
+      %l#2 -> %h = 0 to 2, %l#3 -> %w = 0 to 4) {
+    %c1 = affine.apply affine_map<(d0) -> (d0 floordiv 8)>(%c)
+    %c0 = affine.apply affine_map<(d0) -> (d0 mod 8)>(%c)
+    %v = krnl.load %X[%n, %c, %h, %w] : memref<2x20x2x4xf32>
+    krnl.store %v, %Y[%n, %c1, %h, %w, %c0] : memref<2x3x2x4x8xf32>
+  }
+  return
+}

@@ -22,7 +22,7 @@ from polykrnl.tiles.matmul import (
     matmul_form,
     zero_memset,
 )
-from polykrnl.tiles.program import Item, Loop
+from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid, walk
 from polykrnl.tiles.tile_buffers import lower_tile_buffers
 from polykrnl.tiles.tilewise import lower_tilewise
 from polykrnl.transforms import legality
@@ -170,13 +170,52 @@ def lower_group(b: KernelBuilder, nodes: Sequence[SNode], temps: Set[str]) -> li
 
 
 def _tile_loops(plan: _NestPlan, items: list[Item]) -> list[Item]:
+    """`items` inside the nest's tile loops; loads that are the same in every tile (a
+    per-column scale or bias) go before them."""
+    before, items = _invariant_loads(items, {x.name for x in plan.tile_loops})
     for info in reversed(plan.tile_loops):
         lb = bounds_expr(info.lbs, {}, f"lower bound of {info.name}", True)
         ub = bounds_expr(info.ubs, {}, f"upper bound of {info.name}", False)
         items = [
             Loop(info.name, lb, ub, info.tile_size or 1, items, comment=f"tiles of {info.origin}")
         ]
-    return items
+    return before + items
+
+
+def _invariant_loads(items: list[Item], loop_vars: set[str]) -> tuple[list[Item], list[Item]]:
+    """(the TLOADs of `items` that every iteration of the loops over `loop_vars` repeats
+    unchanged, the rest). A load qualifies when its window does not use the loop variables,
+    nothing else in the body writes its tile or changes its valid shape, and the body does
+    not store into its tensor."""
+    if not loop_vars:
+        return [], items
+    flat = list(walk(items))
+    stored = {x.dst.tensor for x in flat if isinstance(x, Instr) and isinstance(x.dst, GlobalView)}
+    reshaped = {x.tile for x in flat if isinstance(x, SetValid)}
+    writers: dict[str, int] = {}
+    for x in flat:
+        if isinstance(x, Instr):
+            for t in x.tiles_written():
+                writers[t] = writers.get(t, 0) + 1
+    hoisted: list[Item] = []
+    for x in items:
+        if not (isinstance(x, Instr) and x.op == "TLOAD" and isinstance(x.srcs[0], GlobalView)):
+            continue
+        view = x.srcs[0]
+        used = set().union(*(
+            {str(v) for v in sympy.sympify(e).free_symbols}
+            for e in (view.offset, view.rows, view.cols, view.row_stride)
+        ))  # fmt: skip
+        tile = x.dst
+        if (
+            isinstance(tile, str)
+            and not used & loop_vars
+            and writers.get(tile) == 1
+            and tile not in reshaped
+            and view.tensor not in stored
+        ):
+            hoisted.append(x)
+    return hoisted, [x for x in items if not any(x is h for h in hoisted)]
 
 
 def _same_tiling(a: _NestPlan, p: _NestPlan, rename: dict[sympy.Symbol, sympy.Expr]) -> bool:

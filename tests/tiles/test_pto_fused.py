@@ -96,3 +96,14 @@ def test_a_temporary_the_nests_cannot_share_stays_in_global_memory(
     assert why in note
     assert f"TSTORE({workspace}_v" in kernel.source and "TLOAD(" in kernel.source
     assert "set_flag(PIPE_MTE3, PIPE_MTE2" in kernel.source  # the load waits for the store
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_per_column_values_are_loaded_once_before_the_row_tiles(arch: str) -> None:
+    """scale[j] and bias[j] are the same in every row tile: loaded before the loop."""
+    src = _kernel("layernorm_affine", arch).source
+    loop = src.index("for (")
+    for tensor in ("scale", "bias"):
+        loads = [m.start() for m in re.finditer(rf"TLOAD\(\w+, {tensor}_v", src)]
+        assert len(loads) == 1 and loads[0] < loop, tensor
+    assert src.index("TLOAD(x1") > loop  # x changes with the row tile

@@ -9,10 +9,15 @@ from collections.abc import Sequence
 import sympy  # type: ignore[import-untyped]
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
-from polykrnl.model.dialect import GetInductionVarValueOp
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.dtypes import DType, dtype
-from polykrnl.tiles.krnl_ops import BINARY_INSTR, UNARY_INSTR, constant_value, is_load
+from polykrnl.tiles.krnl_ops import (
+    BINARY_INSTR,
+    UNARY_INSTR,
+    constant_value,
+    is_load,
+    loop_of_value,
+)
 from polykrnl.tiles.lowering_state import lowering_error
 from polykrnl.tiles.program import GlobalView, Instr, Scalar
 from polykrnl.tiles.vec_tiles import (
@@ -42,11 +47,10 @@ def subscript_loops(t: TilewiseNest, s: Statement, idx: Sequence[SSAValue]) -> l
     out: list[str] = []
     for v in idx:
         origin = nest.origin_of_iv.get(v) if isinstance(v, BlockArgument) else None
-        if isinstance(v, OpResult) and isinstance(v.op, GetInductionVarValueOp):
+        if (lp := loop_of_value(nest, v)) is not None:
             # onnx-mlir's subscripts: the value of a loop handle, the induction variable
             # when the handle is the loop that carries it (not a tile loop's start)
-            lp = nest.loop_of.get(v.op.operands[v.index])
-            origin = lp.origin if lp is not None and lp.origin.carrier is lp else None
+            origin = lp.origin if lp.origin.carrier is lp else None
         name = None
         if origin is not None and origin.carrier is not None:
             name = t.b.sched.program.loop_names[origin.carrier]

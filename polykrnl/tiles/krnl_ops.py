@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from polykrnl.model import dialect as k
+from polykrnl.model.nest_values import Loop, LoopNest
 
 __all__ = [
     "BINARY_INSTR",
@@ -19,6 +20,7 @@ __all__ = [
     "is_load",
     "is_mul",
     "is_store",
+    "loop_of_value",
     "unwrap_extf",
 ]
 
@@ -84,3 +86,10 @@ def unwrap_extf(v: SSAValue) -> SSAValue:
     if isinstance(v, OpResult) and isinstance(v.op, arith.ExtFOp):
         return v.op.operands[0]
     return v
+
+
+def loop_of_value(nest: LoopNest, v: SSAValue) -> Loop | None:
+    """The loop whose value `v` is, when a `krnl.get_induction_var_value` reads it."""
+    if isinstance(v, OpResult) and isinstance(v.op, k.GetInductionVarValueOp):
+        return nest.loop_of.get(v.op.operands[v.index])
+    return None

@@ -7,10 +7,18 @@ from __future__ import annotations
 import sympy  # type: ignore[import-untyped]
 from xdsl.ir import BlockArgument, Operation, OpResult
 
-from polykrnl.model.dialect import GetInductionVarValueOp, MatMulOp, MemsetOp
+from polykrnl.model.dialect import MatMulOp, MemsetOp
 from polykrnl.model.poly import Statement
 from polykrnl.tiles.dtypes import ALIGN_BYTES
-from polykrnl.tiles.krnl_ops import constant_value, is_add, is_load, is_mul, is_store, unwrap_extf
+from polykrnl.tiles.krnl_ops import (
+    constant_value,
+    is_add,
+    is_load,
+    is_mul,
+    is_store,
+    loop_of_value,
+    unwrap_extf,
+)
 from polykrnl.tiles.loop_bounds import bounds_expr, int_symbol
 from polykrnl.tiles.lowering_state import Axis, KernelBuilder, lowering_error, round_up
 from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid
@@ -223,7 +231,7 @@ def check_krnl_matmul(
     op: MatMulOp,
     tile_loops: list[LoopInfo],
     axes: dict[str, Axis],
-    zeroed: Statement | None,
+    zeroed: bool,
 ) -> tuple[tuple[str, str, str], tuple[Axis, Axis, Axis]]:
     """onnx-mlir's matmul: `krnl.matmul` on whole tensors (memory starts 0) at the tile
     loops of i, j and k (k innermost), its compute tile the blocks, its bounds the loops',
@@ -240,10 +248,9 @@ def check_krnl_matmul(
         )  # fmt: skip
     program = b.sched.program
     loops: list[LoopInfo] = []
-    for v in (op.iGlobalIndexComputeStart, op.jGlobalIndexComputeStart,
-              op.kGlobalIndexComputeStart):  # fmt: skip
-        lp = program.nest.loop_of.get(v.op.operands[v.index]) if isinstance(
-            v, OpResult) and isinstance(v.op, GetInductionVarValueOp) else None  # fmt: skip
+    starts = [op.iGlobalIndexComputeStart, op.jGlobalIndexComputeStart]
+    for v in (*starts, op.kGlobalIndexComputeStart):
+        lp = loop_of_value(program.nest, v)
         name = program.loop_names.get(lp) if lp is not None else None
         info = next((x for x in tile_loops if x.name == name), None)
         if info is None:
@@ -266,7 +273,7 @@ def check_krnl_matmul(
             theirs = int_symbol(program.symbols[ub])
         if theirs is None or sympy.simplify(mine - theirs) != 0:
             raise lowering_error(s, f"krnl.matmul's bound for {info.name} is not the loop's")
-    if zeroed is None:
+    if not zeroed:
         raise lowering_error(
             s, f"the krnl.matmul accumulates into {c_name}, which is not set to 0 right "
             "before the nest (the cube accumulates in L0C, which starts from the first product)",

@@ -20,7 +20,6 @@ from polykrnl.tiles.matmul import (
     krnl_matmul_of,
     lower_matmul,
     matmul_form,
-    zero_memset,
 )
 from polykrnl.tiles.program import GlobalView, Instr, Item, Loop, SetValid, walk
 from polykrnl.tiles.tile_buffers import lower_tile_buffers
@@ -89,10 +88,8 @@ def lower_krnl_matmul(b: KernelBuilder, node: SNode, zeroed: Statement | None) -
     op = krnl_matmul_of(b, plan.statements)
     assert op is not None
     s = plan.statements[0]
-    names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed)
-    if zeroed is not None and zero_memset(b, zeroed) != names[2]:
-        zeroed = None
-        names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed)
+    # lower() passes `zeroed` only for a memset of this matmul's C (_zeroes_next)
+    names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed is not None)
     items = cube_flow(b, s, names, axes)
     k_loop = axes[2].tile_loop
     return _tile_loops(

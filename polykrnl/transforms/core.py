@@ -271,11 +271,12 @@ class Schedule:
 
     @cached_property
     def _tile_starts(self) -> dict[Bound, str]:
-        """The lower bound of a tile's point loop (the tile loop's value) -> the tile loop."""
+        """The lower bound of a tile's point loop (the tile loop's value) -> the tile loop.
+        A tile loop blocked again is the point loop of its own tile loop, but it still
+        carries its value, so every loop counts."""
         out: dict[Bound, str] = {}
         for tile in self.loop_info.values():
-            if tile.kind == "tile":
-                out.setdefault(Bound.value_plus(tile.vid, 0), tile.name)
+            out.setdefault(Bound.value_plus(tile.vid, 0), tile.name)
         return out
 
     def carries(self, vid: str) -> bool:

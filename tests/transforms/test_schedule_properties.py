@@ -718,3 +718,18 @@ def test_minimal_single_point_domain_prints_the_same_accesses() -> None:
     python = replay(original(nest), recipe)
     assert str(python.loops()) == str(krnl.loops())
     assert tr(python, 1) == tr(krnl, 1)
+
+
+def test_round_trip_of_an_unrolled_point_loop_whose_tile_loop_is_blocked_again() -> None:
+    """Found by test_to_krnl_round_trip_of_random_primitives: l blocked by 2 (l_t, l), l
+    unrolled, then l_t blocked by 1. to_krnl writes the unroll after every block, so on
+    reading back, l's tile loop l_t is itself a point loop; it still carries the value l
+    starts from, so l is still a point loop that may be unrolled."""
+    z = (0, 0, 0, 0, 0)
+    nest = Nest(lbs=(c(0), c(0), c(0), c(0)), ubs=(c(1), c(1), c(1), c(3)), src=(0, 1, 2, 3),
+                two_stmts=False)  # fmt: skip
+    steps = (Prim("block", 3, 2, z, z, False), Prim("unroll", 4, 1, z, z, False),
+             Prim("block", 3, 1, z, z, False))  # fmt: skip
+    sched = apply_prims(original(nest), steps)
+    assert "for %l_t_t" in sched.describe()
+    assert_round_trip(sched, 1)

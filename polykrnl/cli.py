@@ -226,7 +226,7 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
     # --param names are the user's (N, A.0); the static shapes take isl names (A_d0).
     by_display = {d: p for p, d in sched.program.param_display.items()}
     isl_sizes = {by_display.get(n, n): v for n, v in sizes.items()}
-    kernel = sched.to_pto(target.name, params=isl_sizes)
+    kernel = sched.to_pto(target.name, params=isl_sizes, double_buffer=not args.single_buffer)
     known = set(kernel.params.values())
     unknown = sorted(set(sizes) - known - set(by_display))
     if unknown:
@@ -617,6 +617,12 @@ def _build_parser() -> _ArgumentParser:
         action="store_true",
         help="add a main: ./prog ARG0.bin ARG1.bin ... (one raw file per memref argument, "
         "read, run, written back); needs every size",
+    )
+    tp.add_argument(
+        "--single-buffer",
+        action="store_true",
+        help="one copy of every tile: no overlap of the next tile's load with this tile's "
+        "compute (default: double buffering where the copies fit)",
     )
     tp.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: stdout)")
     _add_time_limit(tp)

@@ -161,3 +161,9 @@ class TileConstraintError(PolykrnlError):
 class PtoError(PolykrnlError):
     """A Krnl program cannot be emitted for PTO: no instruction pattern matches a
     statement, or its tiles do not fit a buffer. Names the statement and the reason."""
+
+
+class RaceError(PtoError):
+    """Two instructions of a tile program on different pipes touch the same tile or the same
+    global memory, one of them writing, and no set_flag/wait_flag chain orders them; or a
+    flag is waited for without being set, set twice, or left set at the end."""

@@ -186,14 +186,22 @@ class Schedule(core.Schedule):
         return {}
 
     @bounded("PTO code generation")
-    def to_pto(self, arch: str = "a2a3", *, params: Mapping[str, int] | None = None) -> PtoKernel:
+    def to_pto(
+        self,
+        arch: str = "a2a3",
+        *,
+        params: Mapping[str, int] | None = None,
+        double_buffer: bool = True,
+    ) -> PtoKernel:
         """This schedule as a PTO tile kernel (C++ for Ascend, tmp sizes, NumPy simulation).
 
         `arch` is "a2a3" or "a5"; `params` fixes problem sizes that static tile shapes
-        need (a loop that is not blocked over a symbolic range). Raises PtoError naming
-        the statement when no PTO pattern matches.
+        need (a loop that is not blocked over a symbolic range). With `double_buffer`
+        (the default), the tiles that pipes pass along in an innermost tile loop get two
+        copies so that loading the next tile overlaps computing this one. Raises PtoError
+        naming the statement when no PTO pattern matches.
         """
-        return pto_kernel(self, arch, params)
+        return pto_kernel(self, arch, params, double_buffer=double_buffer)
 
     @bounded("the Krnl text of the schedule")
     def to_krnl(self) -> str:

@@ -123,3 +123,11 @@ def test_refusals_exit_2_with_location_caret_and_hint(tmp_path: Path) -> None:
         "-o", str(tmp_path / "missing" / "k.cpp"),
     )  # fmt: skip
     assert "cannot write" in err and "hint: " in err
+
+
+def test_emit_pto_single_buffer_on_request() -> None:
+    args = ("emit", "pto", str(KERNELS), "--arch", "a2a3", "--func", "scale_add_relu")
+    code, double, _ = cli(*args)
+    assert code == 0 and "x1[2]" in double and "(event_t)(EVENT_ID1 + jb_pp)" in double
+    code, single, _ = cli(*args, "--single-buffer")
+    assert code == 0 and "[2]" not in single and "EVENT_ID1" not in single

@@ -37,6 +37,7 @@ from polykrnl.tiles.program import (
     SetValid,
     WaitFlag,
     eval_expr,
+    walk,
 )
 from polykrnl.tiles.types import GlobalTensorType, Layout
 
@@ -221,6 +222,12 @@ class _Printer:
         self.prog = prog
         self.lines: list[str] = []
         self.nviews = 0
+        self.pingpong = {t.name: t.pingpong for t in prog.tiles if t.pingpong is not None}
+        self.pingpong_loops: set[str] = set(self.pingpong.values()) | {
+            it.pingpong
+            for it in walk(prog.body)
+            if isinstance(it, SetFlag | WaitFlag) and it.pingpong is not None
+        }
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append(_INDENT * depth + text if text else "")
@@ -239,10 +246,27 @@ class _Printer:
                 str(n) for n, v in ((tt.rows, tt.valid_row), (tt.cols, tt.valid_col)) if v is None
             ]
             init = f"({', '.join(ctor)})" if ctor else ""
-            self.emit(1, f"{tt.cpp} {d.name}{init};")
+            if d.pingpong is None:
+                self.emit(1, f"{tt.cpp} {d.name}{init};")
+                self.emit(
+                    1,
+                    f"TASSIGN({d.name}, 0x{d.offset:x});  "
+                    f"// {d.buffer.value} [{d.offset}, {d.end})",
+                )
+                continue
+            copies = ", ".join([f"{tt.cpp}{init}"] * d.copies) if ctor else ""
             self.emit(
-                1, f"TASSIGN({d.name}, 0x{d.offset:x});  // {d.buffer.value} [{d.offset}, {d.end})"
+                1,
+                f"{tt.cpp} {d.name}[{d.copies}]{f' = {{{copies}}}' if copies else ''};  "
+                f"// double-buffered in loop {d.pingpong}",
             )
+            for k in range(d.copies):
+                off = d.copy_offset(k)
+                self.emit(
+                    1,
+                    f"TASSIGN({d.name}[{k}], 0x{off:x});  "
+                    f"// {d.buffer.value} [{off}, {off + tt.bytes})",
+                )
         if p.tiles:
             self.emit(0, "")
         self.items(p.body, 1)
@@ -259,26 +283,40 @@ class _Printer:
                     f"for (int64_t {v} = {cpp_expr(it.start)}; {v} < {cpp_expr(it.stop)}; "
                     f"{v} += {cpp_expr(it.step)}) {{",
                 )
+                if it.var in self.pingpong_loops:
+                    count = _expr(sympy.floor((it.symbol - it.start) / it.step), 0)
+                    self.emit(
+                        depth + 1,
+                        f"const int64_t {_parity(it.var)} = {count} % 2;  // the copy in use",
+                    )
                 self.items(it.body, depth + 1)
                 self.emit(depth, "}")
             elif isinstance(it, SetValid):
                 self.emit(depth, self.set_valid(it))
-            elif isinstance(it, SetFlag):
-                self.emit(depth, f"set_flag({it.src.cpp}, {it.dst.cpp}, EVENT_ID{it.event});")
-            elif isinstance(it, WaitFlag):
-                self.emit(depth, f"wait_flag({it.src.cpp}, {it.dst.cpp}, EVENT_ID{it.event});")
+            elif isinstance(it, SetFlag | WaitFlag):
+                kind = "set_flag" if isinstance(it, SetFlag) else "wait_flag"
+                event = f"EVENT_ID{it.event}"
+                if it.pingpong is not None:
+                    event = f"(event_t)({event} + {_parity(it.pingpong)})"
+                self.emit(depth, f"{kind}({it.src.cpp}, {it.dst.cpp}, {event});")
             elif isinstance(it, Barrier):
                 self.emit(depth, f"pipe_barrier({it.pipe.cpp});")
             else:
                 self.instr(it, depth)
 
+    def ref(self, tile: str) -> str:
+        """A tile as the body names it: a double-buffered one, the copy in use."""
+        var = self.pingpong.get(tile)
+        return tile if var is None else f"{tile}[{_parity(var)}]"
+
     def set_valid(self, it: SetValid) -> str:
+        t = self.ref(it.tile)
         if it.rows is not None and it.cols is not None:
-            return f"{it.tile}.SetValidShape({cpp_expr(it.rows)}, {cpp_expr(it.cols)});"
+            return f"{t}.SetValidShape({cpp_expr(it.rows)}, {cpp_expr(it.cols)});"
         if it.rows is not None:
-            return f"{it.tile}.SetValidRow({cpp_expr(it.rows)});"
+            return f"{t}.SetValidRow({cpp_expr(it.rows)});"
         if it.cols is not None:
-            return f"{it.tile}.SetValidCol({cpp_expr(it.cols)});"
+            return f"{t}.SetValidCol({cpp_expr(it.cols)});"
         return f"// {it.tile}: valid shape unchanged"
 
     def view(self, v: GlobalView, depth: int) -> str:
@@ -306,7 +344,10 @@ class _Printer:
             f"ConvTile<{d.type.loc.cpp}, {d.type.dtype.cpp}, {d.type.bytes}, {layout.cpp}, "
             f"ConvTileShape<{dims}>> {name};",
         )
-        self.emit(depth, f"TASSIGN({name}, 0x{d.offset:x});  // the bytes of {tile}")
+        at = f"0x{d.offset:x}"
+        if d.pingpong is not None:
+            at += f" + {_parity(d.pingpong)} * 0x{d.stride:x}"
+        self.emit(depth, f"TASSIGN({name}, {at});  // the bytes of {self.ref(tile)}")
         return name
 
     def instr(self, ins: Instr, depth: int) -> None:
@@ -316,7 +357,7 @@ class _Printer:
         if isinstance(ins.dst, GlobalView):
             args.append(self.view(ins.dst, depth))
         else:
-            args.append(ins.dst)
+            args.append(self.ref(ins.dst))
             dst_dt = self.prog.tile(ins.dst).type.dtype
         for s in ins.srcs:
             if isinstance(s, GlobalView):
@@ -327,7 +368,7 @@ class _Printer:
                 assert dt is not None
                 args.append(_scalar(s, dt))
             else:
-                args.append(s)
+                args.append(self.ref(s))
         if kind == "matmul_acc":
             # the 4-argument form (c_out, c_in, a, b): the CPU simulator implements only this one
             args.insert(1, args[0])
@@ -337,7 +378,7 @@ class _Printer:
             args[0] = self.conv_view(dst, ins.conv.dst_layout, ins.conv.dst_shape, depth)
             args[1] = self.conv_view(src, ins.conv.src_layout, ins.conv.src_shape, depth)
         if ins.tmp is not None:
-            args.append(ins.tmp)
+            args.append(self.ref(ins.tmp))
         assert kind in {
             "load", "store", "unary", "binary", "scalar", "rowreduce", "rowexpand",
             "rowexpand_bin", "colexpand_bin", "trans", "mov", "matmul", "matmul_acc", "fillpad",
@@ -347,6 +388,10 @@ class _Printer:
         pipe = self.prog.pipe_of(ins)
         note = f"  // {pipe.cpp}" + (f": {_one_line(ins.comment)}" if ins.comment else "")
         self.emit(depth, line + note)
+
+
+def _parity(var: str) -> str:
+    return f"{var}_pp"
 
 
 def _static(e: sympy.Expr) -> int | None:

@@ -202,8 +202,13 @@ def _dim(v: int | None) -> str:
 
 
 def to_pto(
-    sched: Schedule, arch: str = "a2a3", params: Mapping[str, int] | None = None
+    sched: Schedule,
+    arch: str = "a2a3",
+    params: Mapping[str, int] | None = None,
+    *,
+    double_buffer: bool = True,
 ) -> PtoKernel:
     """The PTO kernel of a schedule for `arch` ("a2a3" or "a5"); `params` fixes sizes the
-    static tile shapes need (a loop that is not blocked over a symbolic range)."""
-    return PtoKernel(sched, lower(sched, arch, params))
+    static tile shapes need (a loop that is not blocked over a symbolic range);
+    `double_buffer` as in :meth:`polykrnl.Schedule.to_pto`."""
+    return PtoKernel(sched, lower(sched, arch, params, double_buffer=double_buffer))

@@ -69,6 +69,7 @@ from polykrnl.tiles.nest_plan import (
     lower_nest,
     statements_in,
 )
+from polykrnl.tiles.pipeline import double_buffer as pipelined
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -105,12 +106,17 @@ class Lowered:
 
 
 def lower(
-    sched: Schedule, arch_name: str | Arch = "a2a3", params: Mapping[str, int] | None = None
+    sched: Schedule,
+    arch_name: str | Arch = "a2a3",
+    params: Mapping[str, int] | None = None,
+    *,
+    double_buffer: bool = True,
 ) -> Lowered:
     """The PTO tile program of `sched` (see the module docstring for what is recognized).
 
     `params` fixes problem sizes (isl names: `N`, `A_d0`) that the static tile shapes
-    need when a loop that is not blocked has a symbolic range.
+    need when a loop that is not blocked has a symbolic range; `double_buffer` gives the
+    tiles of innermost tile loops two copies where they fit (:mod:`.pipeline`).
     """
     a = arch(arch_name)
     program = sched.program
@@ -220,7 +226,7 @@ def lower(
             for w, why in workspaces.items()
         ),
     )
-    prog = insert_sync(prog)
+    prog = insert_sync(pipelined(prog) if double_buffer else prog)
     return Lowered(
         prog,
         tmp_sizes(b),

@@ -212,6 +212,9 @@ class TileDecl:
     name: str
     type: TileType
     offset: int = 0
+    # Double buffering: two copies, the second right after the first; in each iteration of
+    # the loop over this variable the tile is the copy of the iteration's parity.
+    pingpong: str | None = None
 
     @property
     def buffer(self) -> Buffer:
@@ -220,8 +223,20 @@ class TileDecl:
         return b
 
     @property
+    def copies(self) -> int:
+        return 1 if self.pingpong is None else 2
+
+    @property
+    def stride(self) -> int:
+        """Bytes from one copy to the next (the tile's bytes, 32-byte aligned)."""
+        return -(-self.type.bytes // ALIGN_BYTES) * ALIGN_BYTES
+
+    def copy_offset(self, copy: int) -> int:
+        return self.offset + copy * self.stride
+
+    @property
     def end(self) -> int:
-        return self.offset + self.type.bytes
+        return self.copy_offset(self.copies - 1) + self.type.bytes
 
 
 @dataclass(frozen=True)
@@ -422,16 +437,23 @@ class SetValid:
 
 @dataclass(frozen=True)
 class SetFlag:
+    """``set_flag(src, dst, EVENT_ID<event>)``; with ``pingpong``, the event id is ``event``
+    plus the parity of the current iteration of the loop over that variable."""
+
     src: Pipe
     dst: Pipe
     event: int = 0
+    pingpong: str | None = None
 
 
 @dataclass(frozen=True)
 class WaitFlag:
+    """``wait_flag(src, dst, EVENT_ID<event>)``; ``pingpong`` as for :class:`SetFlag`."""
+
     src: Pipe
     dst: Pipe
     event: int = 0
+    pingpong: str | None = None
 
 
 @dataclass(frozen=True)
@@ -588,6 +610,7 @@ class Program:
                         f"[{b.offset}, {b.end}) overlap in {buf.value}",
                         hint="give each tile its own byte range (plan_offsets does)",
                     )
+        self._check_pingpong()
         tensors = {t.name for t in self.tensors}
         names = {t.name for t in self.tiles}
         if dup := tensors & names:
@@ -606,6 +629,36 @@ class Program:
                             f"SetValid {it.tile}: its valid {axis} count is static ({valid})",
                             hint=f"declare the tile with a dynamic valid {axis} count (None)",
                         )
+
+    def _check_pingpong(self) -> None:
+        """A double-buffered tile, and a flag whose event follows a loop's parity, are used
+        only inside that loop (elsewhere there is no current copy)."""
+        pp = {t.name: t.pingpong for t in self.tiles if t.pingpong is not None}
+
+        def check(items: Iterable[Item], loops: frozenset[str]) -> None:
+            for it in items:
+                if isinstance(it, Loop):
+                    check(it.body, loops | {it.var})
+                    continue
+                if isinstance(it, SetFlag | WaitFlag):
+                    used = [(f"event of {type(it).__name__}", it.pingpong)]
+                elif isinstance(it, SetValid):
+                    used = [(it.tile, pp.get(it.tile))]
+                elif isinstance(it, Instr):
+                    names = {*it.tiles_read(), *it.tiles_written()}
+                    used = [(n, pp.get(n)) for n in sorted(names)]
+                else:
+                    used = []
+                for what, var in used:
+                    if var is not None and var not in loops:
+                        raise PtoError(
+                            f"kernel {self.name}: {what} follows the parity of loop {var} "
+                            "but is used outside it",
+                            hint="double-buffer only tiles used inside that loop",
+                        )
+
+        if pp or any(isinstance(it, SetFlag | WaitFlag) and it.pingpong for it in walk(self.body)):
+            check(self.body, frozenset())
 
     def _check_instr(self, ins: Instr, tiles: set[str], tensors: set[str]) -> None:
         kind = ins.info.kind
@@ -680,9 +733,12 @@ class Program:
 
 
 def plan_offsets(
-    tiles: Sequence[tuple[str, TileType]], arch_name: str | Arch = "a2a3"
+    tiles: Sequence[tuple[str, TileType]],
+    arch_name: str | Arch = "a2a3",
+    pingpong: Mapping[str, str] | None = None,
 ) -> tuple[TileDecl, ...]:
-    """Place tiles one after another in their buffers (32-byte aligned, in the given order).
+    """Place tiles one after another in their buffers (32-byte aligned, in the given order);
+    a tile named in ``pingpong`` (tile -> loop variable) gets two copies.
 
     Raises PtoError naming the buffer, the bytes needed and the bytes available when they do
     not fit.
@@ -693,13 +749,18 @@ def plan_offsets(
     for name, tt in tiles:
         buf = tt.buffer
         assert buf is not None, "Ctrl tiles are not placed"
-        off = nxt.get(buf, 0)
-        end = off + tt.bytes
-        nxt[buf] = -(-end // ALIGN_BYTES) * ALIGN_BYTES
-        out.append(TileDecl(name, tt, off))
+        decl = TileDecl(name, tt, nxt.get(buf, 0), (pingpong or {}).get(name))
+        nxt[buf] = -(-decl.end // ALIGN_BYTES) * ALIGN_BYTES
+        out.append(decl)
     for buf, used in nxt.items():
         if used > a.usable(buf):
-            names = ", ".join(f"{d.name} ({d.type.bytes} B)" for d in out if d.buffer is buf)
+            names = ", ".join(
+                f"{d.name} ({d.copies} x {d.type.bytes} B)"
+                if d.copies > 1
+                else f"{d.name} ({d.type.bytes} B)"
+                for d in out
+                if d.buffer is buf
+            )
             raise PtoError(
                 f"tiles do not fit {buf.value} on {a.name}: {used} bytes needed, "
                 f"{a.usable(buf)} available ({names})",

@@ -29,7 +29,7 @@ Every rule broken raises TileConstraintError naming the instruction, the rule an
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,7 @@ from polykrnl.tiles.program import (
     WaitFlag,
     eval_expr,
 )
+from polykrnl.tiles.races import RaceChecker
 from polykrnl.tiles.types import Layout, Loc, PadValue, TileType
 
 __all__ = ["SimTile", "run_instr", "simulate", "unspecified_value"]
@@ -562,12 +563,28 @@ def tfillpad(dst: SimTile, src: SimTile) -> None:
 # --------------------------------------------------------------------------- interpreter
 
 
+def _parity(var: str) -> str:
+    """The environment key of the parity of the current iteration of the loop over `var`
+    (not an identifier, so it never meets a name of the program)."""
+    return f"{var}%2"
+
+
 class _Machine:
     def __init__(
-        self, prog: Program, arrays: Mapping[str, Array], params: Mapping[str, int]
+        self,
+        prog: Program,
+        arrays: Mapping[str, Array],
+        params: Mapping[str, int],
+        check_races: bool = True,
     ) -> None:
         self.prog = prog
         self.tiles = {d.name: SimTile.new(d.name, d.type) for d in prog.tiles}
+        # the second copy of each double-buffered tile, and the loop whose parity picks it
+        self.pong = {
+            d.name: SimTile.new(d.name, d.type) for d in prog.tiles if d.pingpong is not None
+        }
+        self.pingpong = {d.name: d.pingpong for d in prog.tiles if d.pingpong is not None}
+        self.races = RaceChecker(prog.name) if check_races else None
         env = {n: int(params[n]) for n in prog.params if n in params}
         missing = [n for n in prog.params if n not in params]
         if missing:
@@ -602,30 +619,76 @@ class _Machine:
                 start, stop, step = (eval_expr(e, env) for e in (it.start, it.stop, it.step))
                 if step <= 0:
                     raise PtoError(f"loop {it.var}: step {step} is not positive")
-                for v in range(start, stop, step):
-                    self.run(it.body, {**env, it.var: v})
+                for k, v in enumerate(range(start, stop, step)):
+                    self.run(it.body, {**env, it.var: v, _parity(it.var): k % 2})
             elif isinstance(it, SetValid):
                 rows = None if it.rows is None else eval_expr(it.rows, env)
                 cols = None if it.cols is None else eval_expr(it.cols, env)
-                self.tiles[it.tile].set_valid(rows, cols)
+                self.tile(it.tile, env).set_valid(rows, cols)
             elif isinstance(it, SetFlag | WaitFlag | Barrier):
-                continue  # the model runs one instruction at a time: nothing to wait for
+                # the model runs one instruction at a time; the race checker follows the flags
+                if self.races is not None:
+                    self.sync(it, env)
             else:
+                if self.races is not None:
+                    self.check(it, env)
                 try:
                     self.instr(it, env)
                 except TileConstraintError as e:
-                    where = ", ".join(f"{k}={v}" for k, v in env.items())
                     what = f" ({it.comment})" if it.comment else ""
                     raise TileConstraintError(
-                        f"{e.message}{what} at {where}", hint=e.hint
+                        f"{e.message}{what} at {self.where(env)}", hint=e.hint
                     ) from None
+
+    def where(self, env: Mapping[str, int]) -> str:
+        return ", ".join(f"{k}={v}" for k, v in env.items() if k.isidentifier())
+
+    def tile(self, name: str, env: Mapping[str, int]) -> SimTile:
+        """The tile `name` in this iteration (a double-buffered tile: the copy of the parity)."""
+        var = self.pingpong.get(name)
+        return self.pong[name] if var is not None and env[_parity(var)] else self.tiles[name]
+
+    def resource(self, name: str, env: Mapping[str, int]) -> str:
+        var = self.pingpong.get(name)
+        return name if var is None else f"{name}#{env[_parity(var)]}"
+
+    def sync(self, it: SetFlag | WaitFlag | Barrier, env: Mapping[str, int]) -> None:
+        assert self.races is not None
+        if isinstance(it, Barrier):
+            self.races.barrier(it.pipe)
+            return
+        event = it.event + (env[_parity(it.pingpong)] if it.pingpong else 0)
+        if isinstance(it, SetFlag):
+            self.races.set_flag(it.src, it.dst, event, self.loops(env))
+        else:
+            self.races.wait_flag(it.src, it.dst, event, self.loops(env))
+
+    def loops(self, env: Mapping[str, int]) -> str:
+        return ", ".join(
+            f"{k}={v}" for k, v in env.items() if k.isidentifier() and k not in self.env
+        )
+
+    def check(self, ins: Instr, env: Mapping[str, int]) -> None:
+        """Hand the instruction's accesses to the race checker (before running it, so that
+        a window outside its tensor is reported by the instruction itself)."""
+        assert self.races is not None
+        reads: list[tuple[str, Array | None]] = [
+            (self.resource(n, env), None) for n in ins.tiles_read()
+        ]
+        writes: list[tuple[str, Array | None]] = [
+            (self.resource(n, env), None) for n in ins.tiles_written()
+        ]
+        for view, into in [(x, reads) for x in ins.srcs] + [(ins.dst, writes)]:
+            if isinstance(view, GlobalView):
+                into.append((f"@{view.tensor}", elements(view, env)))
+        self.races.access(ins, self.prog.pipe_of(ins), reads, writes, self.loops(env))
 
     def scalar(self, s: Scalar, env: Mapping[str, int]) -> float | int:
         v = s.value
         return eval_expr(v, env) if isinstance(v, sympy.Expr) else v
 
     def instr(self, ins: Instr, env: Mapping[str, int]) -> None:
-        kind, op, T = ins.info.kind, ins.op, self.tiles
+        kind, op, T = ins.info.kind, ins.op, _Current(self, env)
         srcs = ins.srcs
         if kind == "store":
             assert isinstance(ins.dst, GlobalView) and isinstance(srcs[0], str)
@@ -679,12 +742,40 @@ class _Machine:
 
     def check_conv_tmp(self, ins: Instr, conv: ConvForm, dt: DType) -> None:
         assert ins.tmp is not None
-        tmp = self.tiles[ins.tmp].type
+        tmp = self.prog.tile(ins.tmp).type
         tmp_rules.check(conv.rule, self.prog.arch, dtype=dt, tmp=tmp, **conv.tmp_sizes())
 
     def check_tmp(self, ins: Instr, dt: DType, **sizes: int) -> None:
         assert ins.tmp is not None
-        tmp_rules.check(ins.op, self.prog.arch, dtype=dt, tmp=self.tiles[ins.tmp].type, **sizes)
+        tmp = self.prog.tile(ins.tmp).type
+        tmp_rules.check(ins.op, self.prog.arch, dtype=dt, tmp=tmp, **sizes)
+
+
+class _Current(Mapping[str, SimTile]):
+    """The tiles as one instruction sees them (double-buffered ones: the current copy)."""
+
+    def __init__(self, m: _Machine, env: Mapping[str, int]) -> None:
+        self.m, self.env = m, env
+
+    def __getitem__(self, name: str) -> SimTile:
+        return self.m.tile(name, self.env)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.m.tiles)
+
+    def __len__(self) -> int:
+        return len(self.m.tiles)
+
+
+def elements(view: GlobalView, env: Mapping[str, int]) -> Array:
+    """The flat element indices of a global window (for the race checker)."""
+    off = eval_expr(view.offset, env)
+    rows, cols = eval_expr(view.rows, env), eval_expr(view.cols, env)
+    ld = eval_expr(view.row_stride, env)
+    if rows < 1 or cols < 1:
+        return np.zeros(0, np.int64)
+    idx = off + np.add.outer(np.arange(rows, dtype=np.int64) * ld, np.arange(cols))
+    return np.clip(idx.reshape(-1), 0, None)
 
 
 def _t(x: object) -> str:
@@ -698,14 +789,26 @@ def run_instr(
     """Run one instruction on given tile states (for tests of single instructions)."""
     m = _Machine.__new__(_Machine)
     m.prog, m.tiles, m.flat, m.env = prog, dict(tiles), {}, dict(env)
+    m.pong, m.pingpong, m.races = {}, {}, None
     m.instr(ins, env)
 
 
 def simulate(
-    prog: Program, arrays: Mapping[str, Array], params: Mapping[str, int] | None = None
+    prog: Program,
+    arrays: Mapping[str, Array],
+    params: Mapping[str, int] | None = None,
+    *,
+    check_races: bool = True,
 ) -> dict[str, SimTile]:
     """Run ``prog`` on NumPy arrays (one per tensor argument, updated in place) with the given
-    problem sizes; returns the final tile states."""
-    m = _Machine(prog, arrays, params or {})
+    problem sizes; returns the final tile states (the second copy of a double-buffered tile
+    ``t`` as ``t#1``).
+
+    With ``check_races`` (the default), also checks that the program's flags order every
+    pair of conflicting accesses on different pipes (:mod:`polykrnl.tiles.races`) and raises
+    RaceError at the first one that they do not."""
+    m = _Machine(prog, arrays, params or {}, check_races)
     m.run(prog.body, dict(m.env))
-    return m.tiles
+    if m.races is not None:
+        m.races.finish()
+    return {**m.tiles, **{f"{n}#1": t for n, t in m.pong.items()}}

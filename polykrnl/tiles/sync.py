@@ -7,6 +7,7 @@ into the body, so the printer and the NumPy model see the same items.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -37,9 +38,16 @@ def insert_sync(prog: Program) -> Program:
     A pair ``set_flag(P, Q); wait_flag(P, Q)`` makes everything issued on P so far finish before
     anything later on Q starts, and carries what P already waited for (transitively). Hazards
     between one iteration of a loop and the next are resolved by pairs at the end of the loop
-    body. Existing sync items are kept and taken into account.
+    body. Existing sync items are kept and taken into account; a double-buffered tile is
+    another copy in the next iteration of its loop (the release flags of
+    :mod:`~polykrnl.tiles.pipeline` order the iteration after).
     """
     state = _SyncState()
+    # A double-buffered tile is another copy in the next iteration of its loop: like a window
+    # of global memory that moves with the loop's variable.
+    for t in prog.tiles:
+        if t.pingpong is not None:
+            state.windows[t.name] = (t.name, frozenset({t.pingpong}))
     body = _sync_items(prog, prog.body, state)
     return prog.with_body(body)
 
@@ -57,6 +65,9 @@ class _SyncState:
         # Looking at a loop's next iteration (_first_needs): its variable, and the time its
         # previous iteration ended (a window that moves with the variable is another one).
         self.next_of: tuple[str, int] | None = None
+        # Release flags of double buffering, per pipe pair: what the source pipe had finished
+        # when the latest one was set (the waits after the loop catch up to it).
+        self.released: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]] = {}
 
     def copy(self) -> _SyncState:
         s = _SyncState()
@@ -64,6 +75,7 @@ class _SyncState:
         s.acc = {k: list(v) for k, v in self.acc.items()}
         s.known = {k: dict(v) for k, v in self.known.items()}
         s.windows = dict(self.windows)
+        s.released = dict(self.released)
         return s
 
     def conflicting(self, name: str) -> list[tuple[str, int]]:
@@ -91,10 +103,51 @@ class _SyncState:
         self.acc = {
             k: list(dict.fromkeys(a.acc.get(k, []) + b.acc.get(k, []))) for k in {*a.acc, *b.acc}
         }
-        self.known = {
-            p: {q: min(a.known.get(p, {}).get(q, -1), b.known.get(p, {}).get(q, -1)) for q in Pipe}
-            for p in Pipe
-        }
+        # A path that knows every access of q it made knows nothing is missing: the other
+        # path decides (each path's accesses are in the merged ones, so this stays sound).
+        la, lb = a.last_access(), b.last_access()
+
+        def known(s: _SyncState, last: dict[Pipe, int], p: Pipe, q: Pipe) -> float:
+            k = s.known.get(p, {}).get(q, -1)
+            return float("inf") if k >= last.get(q, -1) else k
+
+        self.known = {}
+        for p in Pipe:
+            for q in Pipe:
+                k = min(known(a, la, p, q), known(b, lb, p, q))
+                self.known.setdefault(p, {})[q] = (
+                    int(k) if k != float("inf") else max(la.get(q, -1), lb.get(q, -1))
+                )
+        self.released = {}
+        for key in a.released.keys() & b.released.keys():
+            (ta, ka), (tb, kb) = a.released[key], b.released[key]
+            self.released[key] = (
+                min(ta, tb),
+                {q: min(ka.get(q, -1), kb.get(q, -1)) for q in ka.keys() & kb.keys()},
+            )
+
+    def last_access(self) -> dict[Pipe, int]:
+        """Per pipe, the time of its latest access."""
+        out: dict[Pipe, int] = {}
+        for accs in self.acc.values():
+            for q, t, _ in accs:
+                out[q] = max(out.get(q, -1), t)
+        return out
+
+    def release(self, src: Pipe, dst: Pipe) -> None:
+        self.time += 1
+        self.released[(src, dst)] = (self.time, dict(self.known.get(src, {})))
+
+    def catch_up(self, src: Pipe, dst: Pipe) -> None:
+        """A wait after a double-buffered loop: `dst` knows what `src` had finished when the
+        latest release flag was set."""
+        if (src, dst) not in self.released:
+            return
+        t, snapshot = self.released[(src, dst)]
+        kd = self.known.setdefault(dst, {})
+        for q, tq in snapshot.items():
+            kd[q] = max(kd.get(q, -1), tq)
+        kd[src] = max(kd.get(src, -1), t)
 
     def sync(self, src: Pipe, dst: Pipe) -> None:
         self.time += 1
@@ -147,7 +200,7 @@ class _SyncState:
 
 def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[Item]:
     out: list[Item] = []
-    for it in items:
+    for k, it in enumerate(items):
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
             reads, writes = _accesses(it, st)
@@ -156,9 +209,11 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
             st.access(pipe, reads, writes)
             out.append(it)
         elif isinstance(it, SetFlag):
+            if not _plain(it):
+                st.release(it.src, it.dst)
             out.append(it)
         elif isinstance(it, WaitFlag):
-            st.sync(it.src, it.dst)
+            _waited(st, it)
             out.append(it)
         elif isinstance(it, Barrier):
             st.barrier(it.pipe)
@@ -175,6 +230,11 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
                 body += [SetFlag(q, p), WaitFlag(q, p)]
             after = entry.copy()
             _sync_items(prog, body, after)
+            # the waits for a double-buffered loop's last release flags, on each path
+            for w in itertools.takewhile(_epilogue, items[k + 1 :]):
+                assert isinstance(w, WaitFlag)
+                _waited(entry, w)
+                _waited(after, w)
             st.merge(entry, after)
             out.append(replace(it, body=tuple(body)))
     return out
@@ -208,8 +268,30 @@ def _first_needs(
                 if (q, pipe) not in pairs:
                     pairs.append((q, pipe))
             st.access(pipe, reads, writes)
+        elif isinstance(it, SetFlag) and not _plain(it):
+            st.release(it.src, it.dst)
         elif isinstance(it, WaitFlag):
-            st.sync(it.src, it.dst)
+            _waited(st, it)
         elif isinstance(it, Barrier):
             st.barrier(it.pipe)
     return pairs
+
+
+def _epilogue(it: Item) -> bool:
+    return isinstance(it, WaitFlag) and not _plain(it) and it.pingpong is None
+
+
+def _plain(it: SetFlag | WaitFlag) -> bool:
+    """Whether a flag is one of the pairs this module writes (event 0, the wait right after
+    its set): the wait makes everything issued on the source pipe so far finished."""
+    return it.event == 0 and it.pingpong is None
+
+
+def _waited(st: _SyncState, it: WaitFlag) -> None:
+    """What a wait teaches. A release flag of double buffering (:mod:`.pipeline`) inside its
+    loop answers a set two iterations earlier: nothing about the source pipe's recent work.
+    After the loop, the waits answer the latest sets."""
+    if _plain(it):
+        st.sync(it.src, it.dst)
+    elif it.pingpong is None:
+        st.catch_up(it.src, it.dst)

@@ -265,12 +265,19 @@ def plot_buffers(kernel: PtoKernel, *, title: str | None = None) -> Figure:
     for ax, use in zip(axes, uses, strict=True):
         for t in use.tiles:
             colour = _ROLE_COLOURS[tile_role(t)]
-            ax.add_patch(Rectangle((t.offset, 0), t.type.bytes, 1, fc=colour, ec="#1d3557", lw=0.6))
-            if t.type.bytes >= 0.06 * use.used:
-                ax.text(
-                    t.offset + t.type.bytes / 2, 0.5, t.name, ha="center", va="center",
-                    fontsize=7, rotation=90 if t.type.bytes < 0.15 * use.used else 0,
+            for k in range(t.copies):  # a double-buffered tile: both copies, hatched second
+                at, label = t.copy_offset(k), t.name if t.copies == 1 else f"{t.name}[{k}]"
+                ax.add_patch(
+                    Rectangle(
+                        (at, 0), t.type.bytes, 1, fc=colour, ec="#1d3557", lw=0.6,
+                        hatch="//" if k else None,
+                    )
                 )  # fmt: skip
+                if t.type.bytes >= 0.06 * use.used:
+                    ax.text(
+                        at + t.type.bytes / 2, 0.5, label, ha="center", va="center",
+                        fontsize=7, rotation=90 if t.type.bytes < 0.15 * use.used else 0,
+                    )  # fmt: skip
         ax.set_xlim(0, max(use.used, 1))
         ax.set_ylim(0, 1)
         ax.set_yticks([])

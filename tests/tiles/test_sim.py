@@ -15,10 +15,13 @@ from polykrnl.tiles.program import (
     GlobalView,
     Instr,
     Loop,
+    Pipe,
     Program,
     Scalar,
+    SetFlag,
     SetValid,
     TensorParam,
+    WaitFlag,
     eval_expr,
     expr,
     plan_offsets,
@@ -175,6 +178,8 @@ def _load_store_prog(tt: TileType) -> Program:
     body = (
         SetValid("t", 3, 5),
         Instr("TLOAD", "t", (GlobalView.of(A, 2, 4, 3, 5),)),
+        SetFlag(Pipe.MTE2, Pipe.MTE3),
+        WaitFlag(Pipe.MTE2, Pipe.MTE3),
         Instr("TSTORE", GlobalView.of(B, 1, 0, 3, 5), ("t",)),
     )
     return Program("ls", (A, B), ("N", "M"), decls, body)

@@ -1,0 +1,192 @@
+"""Double buffering: the load of the next tile overlaps the compute of this one.
+
+With one copy of a tile, iteration i + 1 of a tile loop cannot load into it before the vector
+unit of iteration i has read it, so the pipes take turns. :func:`double_buffer` gives each
+tile that two pipes pass along inside an innermost loop two copies (iteration parity picks
+one, like pto-isa's ping-pong demos), so iteration i + 1 works on the other copy, and orders
+iteration i + 2 after iteration i with *release flags*:
+
+    set_flag(P, Q, EVENT_ID1); set_flag(P, Q, EVENT_ID2)      # before the loop: both free
+    for (...) {
+        wait_flag(P, Q, EVENT_ID1 + pp)    # before Q's first use of a copy P used last time
+        ...
+        set_flag(P, Q, EVENT_ID1 + pp)     # after P's last use of the copy
+    }
+    wait_flag(P, Q, EVENT_ID1); wait_flag(P, Q, EVENT_ID2)    # after the loop: both done
+
+One pair (P, Q) is needed when P uses a doubled tile *after* Q's first use of it in the
+body, one of the two writing (a load into it after the vector unit read it: V -> MTE2; a vector
+write after the store read it: MTE3 -> V). When P's use comes first, the ordering inside
+iteration i + 2 (which :func:`~polykrnl.tiles.sync.insert_sync` adds) covers iteration i too,
+since each pipe runs in order. Release flags use event ids 1 and 2; insert_sync's own pairs
+use 0, so no flag is set twice. The NumPy model's race checker
+(:mod:`~polykrnl.tiles.races`) checks the result on every test kernel.
+
+A tile is doubled when it is used only inside the loop, by at least two pipes, its first use
+in the body writes it without reading it (nothing flows from one iteration to the next
+through it), and its valid shape is set before that use. A loop whose doubled tiles would not
+fit their buffers keeps one copy; the kernel's notes say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from polykrnl.errors import PtoError
+from polykrnl.tiles.program import (
+    Instr,
+    Item,
+    Loop,
+    Pipe,
+    Program,
+    SetFlag,
+    SetValid,
+    WaitFlag,
+    plan_offsets,
+    walk,
+)
+
+__all__ = ["RELEASE_EVENT", "double_buffer"]
+
+RELEASE_EVENT = 1  # release flags use EVENT_ID1 and EVENT_ID2 (insert_sync uses EVENT_ID0)
+
+
+@dataclass(frozen=True)
+class _Use:
+    at: int  # index in the loop body
+    pipe: Pipe
+    writes: bool
+
+
+def double_buffer(prog: Program) -> Program:
+    """``prog`` with its innermost loops double-buffered where that is possible (see the
+    module); call before :func:`~polykrnl.tiles.sync.insert_sync`."""
+    loops = [it for it in walk(prog.body) if isinstance(it, Loop) and _innermost(it)]
+    outside = _uses_outside(prog)
+    chosen: dict[int, tuple[Loop, list[str]]] = {}
+    pingpong: dict[str, str] = {}
+    notes: list[str] = []
+    for loop in loops:
+        tiles = _doubled(prog, loop, outside[id(loop)])
+        if not tiles:
+            continue
+        trial = {**pingpong, **dict.fromkeys(tiles, loop.var)}
+        try:
+            plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, trial)
+        except PtoError as e:
+            notes.append(f"loop {loop.var} not double-buffered: {e.message}")
+            continue
+        pingpong = trial
+        chosen[id(loop)] = (loop, tiles)
+    if not chosen:
+        return replace(prog, notes=prog.notes + tuple(notes)) if notes else prog
+    decls = plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, pingpong)
+    body = _rewrite(prog, prog.body, chosen)
+    return replace(prog, tiles=decls, body=tuple(body), notes=prog.notes + tuple(notes))
+
+
+def _innermost(loop: Loop) -> bool:
+    return not any(isinstance(it, Loop) for it in loop.body) and any(
+        isinstance(it, Instr) for it in loop.body
+    )
+
+
+def _names(it: Item) -> set[str]:
+    if isinstance(it, Instr):
+        return {*it.tiles_read(), *it.tiles_written()}
+    if isinstance(it, SetValid):
+        return {it.tile}
+    return set()
+
+
+def _uses_outside(prog: Program) -> dict[int, set[str]]:
+    """For every innermost loop: the tiles used anywhere in the program but in it."""
+    total: dict[str, int] = {}
+    per_loop: dict[int, dict[str, int]] = {}
+    for it in walk(prog.body):
+        for n in _names(it):
+            total[n] = total.get(n, 0) + 1
+        if isinstance(it, Loop) and _innermost(it):
+            counts: dict[str, int] = {}
+            for x in it.body:
+                for n in _names(x):
+                    counts[n] = counts.get(n, 0) + 1
+            per_loop[id(it)] = counts
+    return {k: {n for n in total if total[n] > counts.get(n, 0)} for k, counts in per_loop.items()}
+
+
+def _uses(prog: Program, body: Sequence[Item]) -> dict[str, list[_Use]]:
+    out: dict[str, list[_Use]] = {}
+    for k, it in enumerate(body):
+        if isinstance(it, Instr):
+            pipe = prog.pipe_of(it)
+            for n in it.tiles_read():
+                out.setdefault(n, []).append(_Use(k, pipe, False))
+            for n in it.tiles_written():
+                out.setdefault(n, []).append(_Use(k, pipe, True))
+    return out
+
+
+def _doubled(prog: Program, loop: Loop, outside: set[str]) -> list[str]:
+    uses = _uses(prog, loop.body)
+    valid_at = {it.tile: k for k, it in enumerate(loop.body) if isinstance(it, SetValid)}
+    out: list[str] = []
+    for name, us in uses.items():
+        if name in outside or len({u.pipe for u in us}) < 2:
+            continue
+        first = us[0].at
+        first_uses = [u for u in us if u.at == first]
+        if any(not u.writes for u in first_uses):
+            continue  # read before (or while) written: a value from the last iteration
+        if valid_at.get(name, -1) > first:
+            continue  # the valid shape is set after the first use: a copy would miss it
+        out.append(name)
+    return out
+
+
+def _release_pairs(
+    prog: Program, loop: Loop, tiles: Sequence[str]
+) -> dict[tuple[Pipe, Pipe], tuple[int, int]]:
+    """(P, Q) -> (where Q waits: before this body index, where P sets: after this one)."""
+    uses = _uses(prog, loop.body)
+    out: dict[tuple[Pipe, Pipe], tuple[int, int]] = {}
+    for name in tiles:
+        us = uses[name]
+        for a in us:
+            for b in us:
+                if a.pipe is b.pipe or not (a.writes or b.writes) or a.at <= b.at:
+                    continue
+                key = (a.pipe, b.pipe)
+                wait, set_ = out.get(key, (b.at, a.at))
+                out[key] = (min(wait, b.at), max(set_, a.at))
+    return out
+
+
+def _rewrite(
+    prog: Program, items: Sequence[Item], chosen: dict[int, tuple[Loop, list[str]]]
+) -> list[Item]:
+    out: list[Item] = []
+    for it in items:
+        if not isinstance(it, Loop):
+            out.append(it)
+            continue
+        if id(it) not in chosen:
+            out.append(replace(it, body=tuple(_rewrite(prog, it.body, chosen))))
+            continue
+        pairs = _release_pairs(prog, it, chosen[id(it)][1])
+        before: dict[int, list[Item]] = {}
+        after: dict[int, list[Item]] = {}
+        for (p, q), (wait, set_) in sorted(pairs.items(), key=lambda kv: kv[1]):
+            before.setdefault(wait, []).append(WaitFlag(p, q, RELEASE_EVENT, it.var))
+            after.setdefault(set_, []).append(SetFlag(p, q, RELEASE_EVENT, it.var))
+        body: list[Item] = []
+        for k, x in enumerate(it.body):
+            body += before.get(k, [])
+            body.append(x)
+            body += after.get(k, [])
+        events = (RELEASE_EVENT, RELEASE_EVENT + 1)
+        out += [SetFlag(p, q, e) for p, q in pairs for e in events]
+        out.append(replace(it, body=tuple(body)))
+        out += [WaitFlag(p, q, e) for p, q in pairs for e in events]
+    return out

@@ -1,0 +1,130 @@
+"""Double buffering (polykrnl.tiles.pipeline): which tiles get two copies, where the release
+flags go, the C++ it prints, and what stays single-buffered. Results of the pipelined kernels
+against the interpreter are in test_pto_emit (every case), with the race checker on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from polykrnl.tiles.pipeline import double_buffer
+from polykrnl.tiles.program import (
+    GlobalView,
+    Instr,
+    Loop,
+    Pipe,
+    Program,
+    SetFlag,
+    TensorParam,
+    WaitFlag,
+    expr,
+    plan_offsets,
+)
+from polykrnl.tiles.sim import simulate
+from polykrnl.tiles.sync import insert_sync
+from polykrnl.tiles.types import vec_tile
+from tests.tiles.pto_cases import KERNELS
+
+RNG = np.random.default_rng(5)
+
+
+def _kernel(name: str, arch: str = "a2a3") -> pk.PtoKernel:
+    return pk.schedule(KERNELS[name]).to_pto(arch)
+
+
+def test_tiles_two_pipes_pass_along_get_two_copies() -> None:
+    prog = _kernel("scale_add_relu").program
+    doubled = {t.name: t.pingpong for t in prog.tiles if t.pingpong is not None}
+    # the loaded X and Z tiles and the stored result; the vector-only temporaries keep one
+    assert doubled == {"x1": "jb", "z3": "jb", "t5": "jb"}
+    for t in prog.tiles:
+        assert t.copies == (2 if t.name in doubled else 1)
+    inner = next(it for it in prog.body[-1].body if isinstance(it, Loop))  # type: ignore[union-attr]
+    flags = [it for it in inner.body if isinstance(it, SetFlag | WaitFlag) and it.pingpong]
+    # per pipe pair one wait (before the first use of the copy) and one set (after the last)
+    assert [(type(f).__name__, f.src, f.dst) for f in flags] == [
+        ("WaitFlag", Pipe.V, Pipe.MTE2),  # the copy is free again: V read it 2 tiles ago
+        ("SetFlag", Pipe.V, Pipe.MTE2),  # after the last vector read of x1 and z3 (TADD)
+        ("WaitFlag", Pipe.MTE3, Pipe.V),  # the result copy was stored 2 tiles ago
+        ("SetFlag", Pipe.MTE3, Pipe.V),  # after the store
+    ]
+    ops = [it.op if isinstance(it, Instr) else type(it).__name__ for it in inner.body]
+    assert ops.index("TADD") + 1 == ops.index("SetFlag", ops.index("TADD"))
+    assert all(f.event == 1 for f in flags)
+
+
+def test_the_cpp_uses_the_copy_of_the_iteration() -> None:
+    src = _kernel("scale_add_relu").source
+    assert "x1[2] = {" in src and "TASSIGN(x1[1], 0x400);" in src
+    assert "const int64_t jb_pp = jb / 32 % 2;" in src
+    assert "TLOAD(x1[jb_pp], X_v1);" in src
+    assert "wait_flag(PIPE_V, PIPE_MTE2, (event_t)(EVENT_ID1 + jb_pp));" in src
+    # both copies free before the loop, both waited for after it
+    for ev in ("EVENT_ID1", "EVENT_ID2"):
+        assert src.count(f"set_flag(PIPE_V, PIPE_MTE2, {ev});") == 1
+        assert src.count(f"wait_flag(PIPE_V, PIPE_MTE2, {ev});") == 1
+    # the single-buffered kernel waited for the vector unit at the end of every tile
+    assert "set_flag(PIPE_V, PIPE_MTE2, EVENT_ID0)" not in src
+
+
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_many_tiles_alternate_the_copies(arch: str) -> None:
+    # 5 x 4 tiles of 8 x 32: every copy is reused, the last tiles are partial
+    n, m = 37, 100
+    x = RNG.uniform(-1, 1, (n, m)).astype(np.float32)
+    z = RNG.uniform(-1, 1, (n, m)).astype(np.float32)
+    y = np.zeros_like(x)
+    _kernel("scale_add_relu", arch).simulate(N=n, M=m, X=x, Z=z, Y=y)
+    np.testing.assert_array_equal(y, np.maximum(np.float32(2) * x + z, 0))
+
+
+A = TensorParam("A", "f32", ("N",))
+B = TensorParam("B", "f32", ("N",))
+
+
+def _copy_loop(body_order: str, size: int = 64) -> Program:
+    """A loop over rows of A copied to B through tile t (and u): "load-store" loads first;
+    "store-load" stores the tile loaded by the iteration before (software pipelining)."""
+    t = vec_tile("f32", 1, size)
+    load = Instr("TLOAD", "t", (GlobalView(A.name, expr("i"), expr(1), expr(size), expr(size)),))
+    store = Instr("TSTORE", GlobalView(B.name, expr("i"), expr(1), expr(size), expr(size)), ("t",))
+    body = (load, store) if body_order == "load-store" else (store, load)
+    return Program("k", (A, B), ("N",), plan_offsets([("t", t)]), (Loop("i", 0, "N", size, body),))
+
+
+def test_a_tile_that_carries_a_value_to_the_next_iteration_keeps_one_copy() -> None:
+    assert double_buffer(_copy_loop("load-store")).tile("t").pingpong == "i"
+    assert double_buffer(_copy_loop("store-load")).tile("t").pingpong is None
+
+
+def test_double_buffered_copy_runs_race_free() -> None:
+    prog = insert_sync(double_buffer(_copy_loop("load-store")))
+    a = RNG.uniform(-1, 1, 64 * 5).astype(np.float32)
+    b = np.zeros_like(a)
+    simulate(prog, {"A": a, "B": b}, {"N": a.size})
+    np.testing.assert_array_equal(a, b)
+
+
+def test_a_loop_whose_copies_do_not_fit_keeps_one_and_says_why() -> None:
+    # one f32 tile of 30000 elements: 120000 bytes, twice that is more than UB holds
+    prog = double_buffer(_copy_loop("load-store", 30000))
+    assert prog.tile("t").pingpong is None
+    assert prog.notes and "loop i not double-buffered: tiles do not fit UB" in prog.notes[0]
+
+
+def test_tiles_used_outside_the_loop_keep_one_copy() -> None:
+    # the matmul's first k tile is peeled before the k loop and uses the same tiles
+    prog = _kernel("matmul").program
+    assert all(t.pingpong is None for t in prog.tiles)
+
+
+def test_single_buffered_kernels_on_request() -> None:
+    k = pk.schedule(KERNELS["scale_add_relu"]).to_pto("a2a3", double_buffer=False)
+    assert all(t.pingpong is None for t in k.tiles)
+    n, m = 37, 100
+    x = RNG.uniform(-1, 1, (n, m)).astype(np.float32)
+    z = RNG.uniform(-1, 1, (n, m)).astype(np.float32)
+    y = np.zeros_like(x)
+    k.simulate(N=n, M=m, X=x, Z=z, Y=y)
+    np.testing.assert_array_equal(y, np.maximum(np.float32(2) * x + z, 0))

@@ -28,7 +28,8 @@ from polykrnl.model.poly import DimParam
 from polykrnl.tiles.cpp import harness, to_cpp
 from polykrnl.tiles.lower import Lowered, lower
 from polykrnl.tiles.program import Program, TileDecl
-from polykrnl.tiles.sim import simulate
+from polykrnl.tiles.sim import simulate, timeline
+from polykrnl.tiles.timeline import CostModel, Timeline
 from polykrnl.transforms.core import Schedule
 
 __all__ = ["PtoKernel", "to_pto"]
@@ -126,7 +127,22 @@ class PtoKernel:
 
     def simulate(self, **arrays_and_sizes: Any) -> None:
         """Run the kernel's instructions on NumPy arrays (updated in place), with the
-        documented PTO semantics; sizes come from index arguments and array shapes."""
+        documented PTO semantics; sizes come from index arguments and array shapes. Checks
+        that the kernel's flags order every two accesses of different pipes to the same
+        tile or memory (raises RaceError naming both otherwise)."""
+        simulate(self.program, *self._run_args(arrays_and_sizes))
+
+    def timeline(self, *, cost: CostModel | None = None, **arrays_and_sizes: Any) -> Timeline:
+        """When each instruction would run with the pipes in parallel, under a cost model
+        (:mod:`polykrnl.tiles.timeline`): for comparing schedules of this kernel (double
+        buffering or not, block sizes), not for predicting hardware time. Takes what
+        :meth:`simulate` takes; the arrays are not changed."""
+        arrays, sizes = self._run_args(arrays_and_sizes)
+        return timeline(self.program, {k: v.copy() for k, v in arrays.items()}, sizes, cost)
+
+    def _run_args(
+        self, arrays_and_sizes: dict[str, Any]
+    ) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, int]]:
         sizes = self.sizes_of(arrays_and_sizes)
         self._check_fixed(sizes)
         arrays: dict[str, np.ndarray[Any, Any]] = {}
@@ -145,7 +161,7 @@ class PtoKernel:
                     hint=f"pass np.ascontiguousarray({t.name}, dtype=np.{t.dtype.np_dtype})",
                 )
             arrays[t.name] = a
-        simulate(self.program, arrays, sizes)
+        return arrays, sizes
 
     def __repr__(self) -> str:
         return (

@@ -54,9 +54,10 @@ from polykrnl.tiles.program import (
     eval_expr,
 )
 from polykrnl.tiles.races import RaceChecker
+from polykrnl.tiles.timeline import CostModel, PipeClock, Timeline
 from polykrnl.tiles.types import Layout, Loc, PadValue, TileType
 
-__all__ = ["SimTile", "run_instr", "simulate", "unspecified_value"]
+__all__ = ["SimTile", "run_instr", "simulate", "timeline", "unspecified_value"]
 
 Array = np.ndarray[Any, Any]
 
@@ -576,8 +577,10 @@ class _Machine:
         arrays: Mapping[str, Array],
         params: Mapping[str, int],
         check_races: bool = True,
+        clock: PipeClock | None = None,
     ) -> None:
         self.prog = prog
+        self.clock = clock
         self.tiles = {d.name: SimTile.new(d.name, d.type) for d in prog.tiles}
         # the second copy of each double-buffered tile, and the loop whose parity picks it
         self.pong = {
@@ -626,12 +629,14 @@ class _Machine:
                 cols = None if it.cols is None else eval_expr(it.cols, env)
                 self.tile(it.tile, env).set_valid(rows, cols)
             elif isinstance(it, SetFlag | WaitFlag | Barrier):
-                # the model runs one instruction at a time; the race checker follows the flags
-                if self.races is not None:
-                    self.sync(it, env)
+                # the model runs one instruction at a time; the race checker and the clock
+                # follow the flags
+                self.sync(it, env)
             else:
                 if self.races is not None:
                     self.check(it, env)
+                if self.clock is not None:
+                    self.time(it, env)
                 try:
                     self.instr(it, env)
                 except TileConstraintError as e:
@@ -653,15 +658,36 @@ class _Machine:
         return name if var is None else f"{name}#{env[_parity(var)]}"
 
     def sync(self, it: SetFlag | WaitFlag | Barrier, env: Mapping[str, int]) -> None:
-        assert self.races is not None
+        r, c = self.races, self.clock
         if isinstance(it, Barrier):
-            self.races.barrier(it.pipe)
+            if r is not None:
+                r.barrier(it.pipe)
+            if c is not None:
+                c.barrier(it.pipe)
             return
         event = it.event + (env[_parity(it.pingpong)] if it.pingpong else 0)
         if isinstance(it, SetFlag):
-            self.races.set_flag(it.src, it.dst, event, self.loops(env))
+            if r is not None:
+                r.set_flag(it.src, it.dst, event, self.loops(env))
+            if c is not None:
+                c.set_flag(it.src, it.dst, event)
         else:
-            self.races.wait_flag(it.src, it.dst, event, self.loops(env))
+            if r is not None:
+                r.wait_flag(it.src, it.dst, event, self.loops(env))
+            if c is not None:
+                c.wait_flag(it.src, it.dst, event)
+
+    def time(self, ins: Instr, env: Mapping[str, int]) -> None:
+        """Hand the instruction to the clock: its bytes (the largest tile operand's valid
+        region) and, for a matmul, m x k x n."""
+        assert self.clock is not None
+        tiles = [self.tile(n, env) for n in {*ins.tiles_read(), *ins.tiles_written()}]
+        nbytes = max((math.prod(t.valid) * t.dtype.size for t in tiles), default=0)
+        mkn = None
+        if ins.info.kind in ("matmul", "matmul_acc"):
+            a, b = (self.tile(_t(x), env) for x in ins.srcs)
+            mkn = (a.valid_row, a.valid_col, b.valid_col)
+        self.clock.instr(ins, self.prog.pipe_of(ins), nbytes, mkn)
 
     def loops(self, env: Mapping[str, int]) -> str:
         return ", ".join(
@@ -789,7 +815,7 @@ def run_instr(
     """Run one instruction on given tile states (for tests of single instructions)."""
     m = _Machine.__new__(_Machine)
     m.prog, m.tiles, m.flat, m.env = prog, dict(tiles), {}, dict(env)
-    m.pong, m.pingpong, m.races = {}, {}, None
+    m.pong, m.pingpong, m.races, m.clock = {}, {}, None, None
     m.instr(ins, env)
 
 
@@ -812,3 +838,19 @@ def simulate(
     if m.races is not None:
         m.races.finish()
     return {**m.tiles, **{f"{n}#1": t for n, t in m.pong.items()}}
+
+
+def timeline(
+    prog: Program,
+    arrays: Mapping[str, Array],
+    params: Mapping[str, int] | None = None,
+    cost: CostModel | None = None,
+) -> Timeline:
+    """Run ``prog`` like :func:`simulate` (races checked) and time it with the pipes in
+    parallel under ``cost`` (:mod:`polykrnl.tiles.timeline`)."""
+    clock = PipeClock(cost or CostModel())
+    m = _Machine(prog, arrays, params or {}, True, clock)
+    m.run(prog.body, dict(m.env))
+    assert m.races is not None
+    m.races.finish()
+    return clock.timeline(prog.name)

@@ -8,6 +8,8 @@ in another colour), numbered in the order the kernel visits them.
 ``buffer_usage(kernel)`` gives the bytes per buffer and per tile (data);
 ``plot_buffers(kernel)`` draws one bar per buffer, each tile a segment at its offset,
 coloured by what it holds (data tile, per-row column, per-column row, tmp).
+``plot_timeline(kernel.timeline(...), ...)`` draws the pipes over time under the
+timeline's cost model (single against double buffering, say).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from polykrnl.tiles.program import (
     Instr,
     Item,
     Loop,
+    Pipe,
     SetValid,
     TileDecl,
     eval_expr,
 )
+from polykrnl.tiles.timeline import Span, Timeline
 from polykrnl.tiles.types import Buffer
 from polykrnl.viz.plots import require_matplotlib
 
@@ -39,6 +43,7 @@ __all__ = [
     "buffer_usage",
     "plot_buffers",
     "plot_tiles",
+    "plot_timeline",
     "tile_windows",
 ]
 
@@ -302,4 +307,78 @@ def plot_buffers(kernel: PtoKernel, *, title: str | None = None) -> Figure:
         x=0.02,
         ha="left",
     )
+    return fig
+
+
+# ----------------------------------------------------------------------------- pipes
+
+_KIND_COLOURS = {
+    "load": "#8ecae6",
+    "store": "#ffb703",
+    "vector": "#90be6d",
+    "move": "#b388eb",
+    "cube": "#e76f51",
+}
+
+
+def _kind(span: Span) -> str:
+    if span.op == "TLOAD":
+        return "load"
+    if span.op == "TSTORE":
+        return "store"
+    if span.pipe is Pipe.M:
+        return "cube"
+    if span.pipe in (Pipe.MTE1, Pipe.FIX):
+        return "move"
+    return "vector"
+
+
+def plot_timeline(
+    *timelines: Timeline, labels: Sequence[str] = (), title: str | None = None
+) -> Figure:
+    """The pipes of a kernel run over time (a :meth:`PtoKernel.timeline`), one row per pipe,
+    each instruction a bar coloured by what it does; several timelines (single and double
+    buffering, say) one under the other on the same time axis."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    if not timelines:
+        raise ArgumentError("plot_timeline: no timeline given", hint="pass kernel.timeline(...)")
+    names = list(labels) or [t.kernel for t in timelines]
+    if len(names) != len(timelines):
+        raise ArgumentError(
+            f"plot_timeline: {len(timelines)} timelines but {len(names)} labels",
+            hint="give one label per timeline",
+        )
+    rows = sum(len(t.pipes) for t in timelines)
+    fig = Figure(figsize=(8.0, 0.9 + 0.32 * rows + 0.35 * len(timelines)), layout="constrained")
+    axes = fig.subplots(
+        len(timelines), 1, squeeze=False, sharex=True,
+        gridspec_kw={"height_ratios": [max(1, len(t.pipes)) for t in timelines]},
+    )[:, 0]  # fmt: skip
+    for ax, tl, name in zip(axes, timelines, names, strict=True):
+        pipes = tl.pipes
+        for y, pipe in enumerate(pipes):
+            spans = [s for s in tl.spans if s.pipe is pipe]
+            ax.broken_barh(
+                [(s.start, s.end - s.start) for s in spans],
+                (y - 0.4, 0.8),
+                facecolors=[_KIND_COLOURS[_kind(s)] for s in spans],
+                edgecolors="#1d3557",
+                linewidth=0.3,
+            )
+        ax.set_yticks(range(len(pipes)), [p.cpp for p in pipes], fontsize=7)
+        ax.set_ylim(len(pipes) - 0.5, -0.5)
+        ax.set_title(f"{name}: {tl.makespan:,.0f} modelled cycles", fontsize=8, loc="left")
+    axes[-1].set_xlabel("modelled cycles (pipes in parallel, flags obeyed)")
+    used = {_kind(s) for t in timelines for s in t.spans}
+    fig.legend(
+        handles=[Patch(fc=c, ec="#1d3557", label=k) for k, c in _KIND_COLOURS.items() if k in used],
+        loc="outside upper right",
+        ncols=len(used),
+        fontsize=7,
+    )
+    if title:
+        fig.suptitle(title, fontsize=9, x=0.02, ha="left")
     return fig

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.viz import buffer_usage, plot_buffers, plot_tiles, tile_windows
+from polykrnl.viz import buffer_usage, plot_buffers, plot_tiles, plot_timeline, tile_windows
 from polykrnl.viz.pto import tile_role
 
 KERNELS = pk.load(Path(__file__).parent.parent / "tiles" / "krnl" / "pto_kernels.mlir")
@@ -77,3 +78,22 @@ def test_plot_buffers_one_bar_per_buffer() -> None:
     assert [ax.get_ylabel() for ax in fig.axes] == ["L1", "L0A", "L0B", "L0C"]
     assert [len(ax.patches) for ax in fig.axes] == [2, 1, 1, 1]
     assert "L0C: 4096 of 262144 bytes" in fig.axes[3].get_title(loc="left")
+
+
+def test_plot_timeline_draws_each_pipe_of_each_run() -> None:
+    fn = pk.load(Path(__file__).parents[1] / "tiles" / "krnl" / "pto_kernels.mlir")["softmax"]
+    x = np.random.default_rng(0).uniform(-1, 1, (32, 40)).astype(np.float32)
+    runs = [
+        pk.schedule(fn).to_pto("a2a3", double_buffer=db).timeline(N=32, X=x, Y=np.zeros_like(x))
+        for db in (False, True)
+    ]
+    fig = plot_timeline(*runs, labels=["one copy", "two copies"])
+    axes = fig.axes
+    assert len(axes) == 2
+    for ax, tl in zip(axes, runs, strict=True):
+        assert [t.get_text() for t in ax.get_yticklabels()] == [p.cpp for p in tl.pipes]
+        bars = sum(len(c.get_paths()) for c in ax.collections)
+        assert bars == len(tl.spans)
+        assert f"{tl.makespan:,.0f} modelled cycles" in ax.get_title(loc="left")
+    with pytest.raises(pk.PolykrnlError, match="labels"):
+        plot_timeline(*runs, labels=["one"])

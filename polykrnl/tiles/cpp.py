@@ -284,10 +284,13 @@ class _Printer:
                     f"{v} += {cpp_expr(it.step)}) {{",
                 )
                 if it.var in self.pingpong_loops:
-                    count = _expr(sympy.floor((it.symbol - it.start) / it.step), 0)
+                    # the iteration count's parity; var - start >= 0, so / is floor division
+                    count = v if it.start == 0 else f"({v} - {_atom(it.start)})"
+                    if it.step != 1:
+                        count = f"{count} / {_atom(it.step)}"
                     self.emit(
                         depth + 1,
-                        f"const int64_t {_parity(it.var)} = {count} % 2;  // the copy in use",
+                        f"const int64_t {_parity(it.var)} = ({count}) % 2;  // the copy in use",
                     )
                 self.items(it.body, depth + 1)
                 self.emit(depth, "}")
@@ -388,6 +391,10 @@ class _Printer:
         pipe = self.prog.pipe_of(ins)
         note = f"  // {pipe.cpp}" + (f": {_one_line(ins.comment)}" if ins.comment else "")
         self.emit(depth, line + note)
+
+
+def _atom(e: sympy.Expr) -> str:
+    return cpp_expr(e) if e.is_Atom else f"({cpp_expr(e)})"
 
 
 def _parity(var: str) -> str:

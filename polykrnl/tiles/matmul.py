@@ -141,10 +141,13 @@ def cube_flow(
         items += step(k_lo, ak.extent, True)
     else:
         var = int_symbol(ak.tile_loop.name)
-        first_vk = sympy.Min(kd, k_hi - k_lo)
-        items += step(k_lo, first_vk, True)
-        rest = step(var, sympy.Min(kd, k_hi - var), False)
-        items.append(Loop(ak.tile_loop.name, k_lo + kd, k_hi, kd, rest, comment=f"tiles of {kk}"))
+        vk = sympy.Min(kd, k_hi - var)
+        # The first k tile (TMATMUL, not _ACC) is a loop of one iteration over the same
+        # variable, so that its tiles live in loops over k only and can be double-buffered
+        # like the others (polykrnl.tiles.pipeline).
+        name = ak.tile_loop.name
+        items.append(Loop(name, k_lo, k_lo + kd, kd, step(var, vk, True), f"first tile of {kk}"))
+        items.append(Loop(name, k_lo + kd, k_hi, kd, step(var, vk, False), f"tiles of {kk}"))
     items.append(
         Instr(
             "TSTORE",

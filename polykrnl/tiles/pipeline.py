@@ -61,24 +61,39 @@ class _Use:
 
 def double_buffer(prog: Program) -> Program:
     """``prog`` with its innermost loops double-buffered where that is possible (see the
-    module); call before :func:`~polykrnl.tiles.sync.insert_sync`."""
-    loops = [it for it in walk(prog.body) if isinstance(it, Loop) and _innermost(it)]
-    outside = _uses_outside(prog)
+    module); call before :func:`~polykrnl.tiles.sync.insert_sync`.
+
+    Innermost loops over the same variable are taken together (a matmul's first k tile is a
+    loop of one iteration before the loop over the others): a tile used only in them is
+    doubled when it qualifies in each, and every one of them gets its release flags."""
+    groups: dict[str, list[Loop]] = {}
+    for it in walk(prog.body):
+        if isinstance(it, Loop) and _innermost(it):
+            groups.setdefault(it.var, []).append(it)
     chosen: dict[int, tuple[Loop, list[str]]] = {}
     pingpong: dict[str, str] = {}
     notes: list[str] = []
-    for loop in loops:
-        tiles = _doubled(prog, loop, outside[id(loop)])
+    for var, loops in groups.items():
+        outside = _uses_outside(prog, loops)
+        per_loop = [set(_doubled(prog, loop, outside)) for loop in loops]
+        used = [set(_uses(prog, loop.body)) for loop in loops]
+        # a tile used in several of the loops must qualify in each of them
+        tiles = sorted(
+            {n for d in per_loop for n in d}
+            - {n for d, u in zip(per_loop, used, strict=True) for n in u - d}
+        )
         if not tiles:
             continue
-        trial = {**pingpong, **dict.fromkeys(tiles, loop.var)}
+        trial = {**pingpong, **dict.fromkeys(tiles, var)}
         try:
             plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, trial)
         except PtoError as e:
-            notes.append(f"loop {loop.var} not double-buffered: {e.message}")
+            notes.append(f"loop {var} not double-buffered: {e.message}")
             continue
         pingpong = trial
-        chosen[id(loop)] = (loop, tiles)
+        for loop, u in zip(loops, used, strict=True):
+            if mine := [n for n in tiles if n in u]:
+                chosen[id(loop)] = (loop, mine)
     if not chosen:
         return replace(prog, notes=prog.notes + tuple(notes)) if notes else prog
     decls = plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, pingpong)
@@ -100,20 +115,17 @@ def _names(it: Item) -> set[str]:
     return set()
 
 
-def _uses_outside(prog: Program) -> dict[int, set[str]]:
-    """For every innermost loop: the tiles used anywhere in the program but in it."""
+def _uses_outside(prog: Program, loops: Sequence[Loop]) -> set[str]:
+    """The tiles used anywhere in the program but in `loops`."""
     total: dict[str, int] = {}
-    per_loop: dict[int, dict[str, int]] = {}
     for it in walk(prog.body):
         for n in _names(it):
             total[n] = total.get(n, 0) + 1
-        if isinstance(it, Loop) and _innermost(it):
-            counts: dict[str, int] = {}
-            for x in it.body:
-                for n in _names(x):
-                    counts[n] = counts.get(n, 0) + 1
-            per_loop[id(it)] = counts
-    return {k: {n for n in total if total[n] > counts.get(n, 0)} for k, counts in per_loop.items()}
+    for loop in loops:
+        for x in loop.body:
+            for n in _names(x):
+                total[n] -= 1
+    return {n for n, c in total.items() if c}
 
 
 def _uses(prog: Program, body: Sequence[Item]) -> dict[str, list[_Use]]:

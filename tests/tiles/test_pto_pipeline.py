@@ -57,7 +57,7 @@ def test_tiles_two_pipes_pass_along_get_two_copies() -> None:
 def test_the_cpp_uses_the_copy_of_the_iteration() -> None:
     src = _kernel("scale_add_relu").source
     assert "x1[2] = {" in src and "TASSIGN(x1[1], 0x400);" in src
-    assert "const int64_t jb_pp = jb / 32 % 2;" in src
+    assert "const int64_t jb_pp = (jb / 32) % 2;" in src
     assert "TLOAD(x1[jb_pp], X_v1);" in src
     assert "wait_flag(PIPE_V, PIPE_MTE2, (event_t)(EVENT_ID1 + jb_pp));" in src
     # both copies free before the loop, both waited for after it
@@ -113,10 +113,32 @@ def test_a_loop_whose_copies_do_not_fit_keeps_one_and_says_why() -> None:
     assert prog.notes and "loop i not double-buffered: tiles do not fit UB" in prog.notes[0]
 
 
+def test_the_k_tiles_of_a_matmul_alternate_and_the_accumulator_stays() -> None:
+    # the first k tile is a loop of one iteration over kb before the loop over the others:
+    # the L1 and L0A/L0B tiles live in loops over kb only, the accumulator outside them
+    k = _kernel("matmul")
+    doubled = {t.name for t in k.program.tiles if t.pingpong == "kb"}
+    assert doubled == {"a_l1_1", "b_l1_2", "a_l0_3", "b_l0_4"}
+    assert k.program.tile("c_l0_5").pingpong is None
+    # the parity counts from each loop's start (the second loop starts at kb = 32)
+    assert "const int64_t kb_pp = (kb / 32) % 2;" in k.source
+    assert "const int64_t kb_pp = ((kb - 32) / 32) % 2;" in k.source
+    m, n, kk = 40, 50, 200
+    a = RNG.uniform(-1, 1, (m, kk)).astype(np.float16)
+    b = RNG.uniform(-1, 1, (kk, n)).astype(np.float16)
+    c = np.zeros((m, n), np.float32)
+    k.simulate(M=m, N=n, K=kk, A=a, B=b, C=c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
+    single = pk.schedule(KERNELS["matmul"]).to_pto("a2a3", double_buffer=False)
+    args = {"M": m, "N": n, "K": kk, "A": a, "B": b, "C": c}
+    assert k.timeline(**args).makespan < single.timeline(**args).makespan
+
+
 def test_tiles_used_outside_the_loop_keep_one_copy() -> None:
-    # the matmul's first k tile is peeled before the k loop and uses the same tiles
-    prog = _kernel("matmul").program
-    assert all(t.pingpong is None for t in prog.tiles)
+    prog = _copy_loop("load-store")
+    outside = Instr("TLOAD", "t", (GlobalView(A.name, expr(0), expr(1), expr(64), expr(64)),))
+    prog = prog.with_body((outside, *prog.body))
+    assert double_buffer(prog).tile("t").pingpong is None
 
 
 def test_single_buffered_kernels_on_request() -> None:

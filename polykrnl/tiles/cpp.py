@@ -267,6 +267,12 @@ class _Printer:
                     f"TASSIGN({d.name}[{k}], 0x{off:x});  "
                     f"// {d.buffer.value} [{off}, {off + tt.bytes})",
                 )
+        for var in sorted(self.pingpong_loops):
+            self.emit(
+                1,
+                f"int64_t {_counter(var)} = 0;  // iterations over {var}, whichever loop: "
+                "double buffering alternates copies along them",
+            )
         if p.tiles:
             self.emit(0, "")
         self.items(p.body, 1)
@@ -284,13 +290,10 @@ class _Printer:
                     f"{v} += {cpp_expr(it.step)}) {{",
                 )
                 if it.var in self.pingpong_loops:
-                    # the iteration count's parity; var - start >= 0, so / is floor division
-                    count = v if it.start == 0 else f"({v} - {_atom(it.start)})"
-                    if it.step != 1:
-                        count = f"{count} / {_atom(it.step)}"
                     self.emit(
                         depth + 1,
-                        f"const int64_t {_parity(it.var)} = ({count}) % 2;  // the copy in use",
+                        f"const int64_t {_parity(it.var)} = {_counter(it.var)}++ % 2;  "
+                        "// the copy in use",
                     )
                 self.items(it.body, depth + 1)
                 self.emit(depth, "}")
@@ -393,8 +396,8 @@ class _Printer:
         self.emit(depth, line + note)
 
 
-def _atom(e: sympy.Expr) -> str:
-    return cpp_expr(e) if e.is_Atom else f"({cpp_expr(e)})"
+def _counter(var: str) -> str:
+    return f"{var}_count"
 
 
 def _parity(var: str) -> str:

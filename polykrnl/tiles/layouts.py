@@ -2,15 +2,20 @@
 
 onnx-mlir writes a layout conversion as a nest whose one statement stores a load:
 ``Y[n, c1, h, w, c0] = X[n, c1 * C0 + c0, h, w]`` (NCHW -> NC1HWC0, C0 elements of 32
-bytes), its inverse ``Y[n, c, h, w] = X[n, c floordiv C0, h, w, c mod C0]``, or
-NCDHW -> FRACTAL_Z_3D. Which one a nest is, is decided on its access relations: the map
-from each element of Y to the element of X it receives must be the conversion's, and
-every element of Y must receive one (so no subscript pattern is matched by hand).
+bytes), its inverse ``Y[n, c, h, w] = X[n, c floordiv C0, h, w, c mod C0]``, the grouped
+GNCHW -> GNC1HWC0 (the same with an outer G), the weight layouts NC1HWC0 -> FRACTAL_Z
+``Y[(c1 * H + h) * W + w, n floordiv N0, n mod N0, c0] = X[n, c1, h, w, c0]`` and
+GNC1HWC0 -> FRACTAL_Z (G outermost in the first dimension), or NCDHW -> FRACTAL_Z_3D.
+Which one a nest is, is decided on its access relations: the map from each element of Y
+to the element of X it receives must be the conversion's, and every element of Y must
+receive one (so no subscript pattern is matched by hand). The element mappings are those
+of pto-isa's CPU simulator (include/pto/cpu/TTrans.hpp). GNC1HWC0 -> GNCHW is not here:
+pto-isa's CPU TTRANS has no branch for it (the call leaves the destination as it was).
 
 The whole tensor is one tile: a TLOAD of X into a Vec tile, the TTRANS between ConvTiles
 declared over the two tiles' bytes (with the rule's tmp tile), a TSTORE of Y. C must be
-a multiple of C0 (and N of N0 = 16 for FRACTAL_Z_3D): the instruction leaves the padding
-lanes as they were, so a padded conversion would need them zeroed first.
+a multiple of C0 (and N of N0 = 16 for the FRACTAL_Z layouts): the instruction leaves the
+padding lanes as they were, so a padded conversion needs them zeroed first.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from polykrnl.tiles.types import Layout, Loc, TileType
 
 __all__ = ["Conversion", "conversion_of", "lower_conversion"]
 
-N0 = 16  # FRACTAL_Z_3D's N blocks
+N0 = 16  # the N blocks of FRACTAL_Z and FRACTAL_Z_3D (the cube's fractal)
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class _Kind:
     relation: Callable[[tuple[int, ...], tuple[int, ...], int], str]
     # the multiple the source's C (and N) must be of
     whole: Callable[[tuple[int, ...], int], bool]
+    # why a conversion that is recognized is nevertheless not lowered ("": it is)
+    refused: str = ""
 
 
 def _nchw_nc1hwc0(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
@@ -57,12 +64,28 @@ def _nchw_nc1hwc0(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
 
 def _nc1hwc0_nchw(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
     n, c1, h, w, k0 = s
-    return (n, c1 * k0, h, w)
+    # a block other than 32 bytes is not NC1HWC0's C0 (pto-isa asserts the ConvTile's C0)
+    return (n, c1 * k0, h, w) if k0 == c0 else ()
 
 
 def _ncdhw_fz3d(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
     n, c, d, h, w = s
     return (d * -(-c // c0) * h * w, -(-n // N0), N0, c0)
+
+
+def _gnchw_gnc1hwc0(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
+    g, n, c, h, w = s
+    return (g, n, -(-c // c0), h, w, c0)
+
+
+def _to_fractal_z(s: tuple[int, ...], c0: int) -> tuple[int, ...]:
+    # [G,] N, C1, H, W, C0 -> [G * C1 * H * W, N1, N0, C0]. pto-isa's CPU TTRANS reads C0
+    # off the destination and only checks the source's equals it; a block other than 32
+    # bytes is not NC1HWC0's C0, so no destination shape matches it
+    *g, n, c1, h, w, k0 = s
+    if k0 != c0:
+        return ()
+    return (math.prod(g) * c1 * h * w, -(-n // N0), N0, c0)
 
 
 KINDS = (
@@ -85,7 +108,48 @@ KINDS = (
         ),
         lambda s, c0: s[1] % c0 == 0 and s[0] % N0 == 0,
     ),
+    _Kind(
+        "TTRANS_GNCHW_GNC1HWC0", Layout.GNCHW, Layout.GNC1HWC0, 5, 6, _gnchw_gnc1hwc0,
+        lambda s, d, c0: (
+            f"d0 = s0 and d1 = s1 and s2 = {c0} * d2 + d5 and d3 = s3 and d4 = s4"
+        ),
+        lambda s, c0: s[2] % c0 == 0,
+    ),
+    _Kind(
+        "TTRANS_NC1HWC0_FRACTAL_Z", Layout.NC1HWC0, Layout.FRACTAL_Z, 5, 4, _to_fractal_z,
+        # d0 = (c1 * H + h) * W + w, n = N0 * d1 + d2, the C0 lanes in place
+        lambda s, d, c0: (
+            f"d0 = (s1 * {s[2]} + s2) * {s[3]} + s3 and s0 = {N0} * d1 + d2 and d3 = s4"
+        ),
+        lambda s, c0: s[0] % N0 == 0,
+    ),
+    _Kind(
+        "TTRANS_GNC1HWC0_FRACTAL_Z", Layout.GNC1HWC0, Layout.FRACTAL_Z, 6, 4, _to_fractal_z,
+        # d0 = ((g * C1 + c1) * H + h) * W + w: G is the outermost part of the first
+        # dimension (pto-isa's comment says C1HWG; its CPU code and A2/A3's put G first)
+        lambda s, d, c0: (
+            f"d0 = ((s0 * {s[2]} + s2) * {s[3]} + s3) * {s[4]} + s4 and "
+            f"s1 = {N0} * d1 + d2 and d3 = s5"
+        ),
+        lambda s, c0: s[1] % N0 == 0,
+    ),
+    _Kind(
+        "TTRANS_GNC1HWC0_GNCHW", Layout.GNC1HWC0, Layout.GNCHW, 6, 5,
+        lambda s, c0: (s[0], s[1], s[2] * s[5], s[3], s[4]),
+        lambda s, d, c0: (
+            f"d0 = s0 and d1 = s1 and d2 = {c0} * s2 + s5 and d3 = s3 and d4 = s4"
+        ),
+        lambda s, c0: s[5] == c0,
+        refused=(
+            "pto-isa's CPU simulator has no GNC1HWC0 -> GNCHW (its TTRANS leaves the "
+            "destination as it was), so polykrnl could not check the kernel"
+        ),
+    ),
 )  # fmt: skip
+
+
+# the destination layouts that also block N (into N1 x N0), and pad it
+_N_BLOCKED = (Layout.FRACTAL_Z, Layout.FRACTAL_Z_3D)
 
 
 @dataclass(frozen=True)
@@ -129,6 +193,16 @@ def conversion_of(b: KernelBuilder, statements: list[Statement]) -> Conversion |
         moved = _moves(s, src, dst, src_shape, dst_shape, kind.relation(src_shape, dst_shape, c0))
         if moved is None:
             continue
+        if kind.refused:
+            raise lowering_error(
+                s,
+                f"{src} {src_shape} -> {dst} {dst_shape} is a {kind.src.name} -> "
+                f"{kind.dst.name} conversion, not lowered: {kind.refused}",
+                hint=f"fold G into N ({src} as {src_shape[0] * src_shape[1]} x "
+                f"{' x '.join(map(str, src_shape[2:]))}, {dst} likewise, e.g. with "
+                "memref.reinterpret_cast): the same bytes are then an NC1HWC0 -> NCHW "
+                "conversion, which is lowered",
+            )
         form = ConvForm(kind.rule, kind.src, kind.dst, src_shape, dst_shape)
         return Conversion(src, dst, form, padded=not (moved and kind.whole(src_shape, c0)))
     return None
@@ -181,7 +255,7 @@ def lower_conversion(
             s,
             f"{conv.src} {form.src_shape} -> {conv.dst} {form.dst_shape} is a "
             f"{form.src_layout.name} -> {form.dst_layout.name} conversion with padding "
-            f"(C0 = {c0}" + (f", N0 = {N0}" if form.dst_layout is Layout.FRACTAL_Z_3D else "")
+            f"(C0 = {c0}" + (f", N0 = {N0}" if form.dst_layout in _N_BLOCKED else "")
             + "): TTRANS leaves the padding lanes as they were",
             hint=f"krnl.memset {conv.dst} to 0 right before the nest (the padding is then "
             "zeros), or pad the channels to a multiple of C0 in the program",

@@ -97,7 +97,7 @@ def double_buffer(prog: Program) -> Program:
     if not chosen:
         return replace(prog, notes=prog.notes + tuple(notes)) if notes else prog
     decls = plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, pingpong)
-    body = _rewrite(prog, prog.body, chosen)
+    body = _rewrite(prog, chosen)
     return replace(prog, tiles=decls, body=tuple(body), notes=prog.notes + tuple(notes))
 
 
@@ -175,8 +175,39 @@ def _release_pairs(
     return out
 
 
-def _rewrite(
-    prog: Program, items: Sequence[Item], chosen: dict[int, tuple[Loop, list[str]]]
+def _rewrite(prog: Program, chosen: dict[int, tuple[Loop, list[str]]]) -> list[Item]:
+    """The body with release flags in the chosen loops and, per loop variable, the flags
+    that free both copies before the top-level item holding its first loop and wait for
+    them after the one holding its last."""
+    pairs: dict[str, set[tuple[Pipe, Pipe]]] = {}
+    for loop, tiles in chosen.values():
+        pairs.setdefault(loop.var, set()).update(_release_pairs(prog, loop, tiles))
+    body = _with_releases(prog, prog.body, chosen, pairs)
+    events = (RELEASE_EVENT, RELEASE_EVENT + 1)
+    first: dict[int, list[Item]] = {}
+    last: dict[int, list[Item]] = {}
+    for var, ps in pairs.items():
+        where = [k for k, it in enumerate(body) if _has_loop(it, var)]
+        order = sorted(ps, key=lambda pq: (pq[0].value, pq[1].value))
+        first.setdefault(where[0], []).extend(SetFlag(p, q, e) for p, q in order for e in events)
+        last.setdefault(where[-1], []).extend(WaitFlag(p, q, e) for p, q in order for e in events)
+    out: list[Item] = []
+    for k, it in enumerate(body):
+        out += first.get(k, [])
+        out.append(it)
+        out += last.get(k, [])
+    return out
+
+
+def _has_loop(it: Item, var: str) -> bool:
+    return isinstance(it, Loop) and any(isinstance(x, Loop) and x.var == var for x in walk([it]))
+
+
+def _with_releases(
+    prog: Program,
+    items: Sequence[Item],
+    chosen: dict[int, tuple[Loop, list[str]]],
+    pairs: dict[str, set[tuple[Pipe, Pipe]]],
 ) -> list[Item]:
     out: list[Item] = []
     for it in items:
@@ -184,12 +215,17 @@ def _rewrite(
             out.append(it)
             continue
         if id(it) not in chosen:
-            out.append(replace(it, body=tuple(_rewrite(prog, it.body, chosen))))
+            out.append(replace(it, body=tuple(_with_releases(prog, it.body, chosen, pairs))))
             continue
-        pairs = _release_pairs(prog, it, chosen[id(it)][1])
+        # Every loop over the variable waits for and sets every pair of them, so that each
+        # flag is set once and waited for once whichever loop the next iteration is in; a
+        # pair without a use here waits at the start of the body and sets at the end.
+        mine = _release_pairs(prog, it, chosen[id(it)][1])
+        end = len(it.body) - 1
         before: dict[int, list[Item]] = {}
         after: dict[int, list[Item]] = {}
-        for (p, q), (wait, set_) in sorted(pairs.items(), key=lambda kv: kv[1]):
+        for p, q in sorted(pairs[it.var], key=lambda pq: mine.get(pq, (0, end))):
+            wait, set_ = mine.get((p, q), (0, end))
             before.setdefault(wait, []).append(WaitFlag(p, q, RELEASE_EVENT, it.var))
             after.setdefault(set_, []).append(SetFlag(p, q, RELEASE_EVENT, it.var))
         body: list[Item] = []
@@ -197,8 +233,5 @@ def _rewrite(
             body += before.get(k, [])
             body.append(x)
             body += after.get(k, [])
-        events = (RELEASE_EVENT, RELEASE_EVENT + 1)
-        out += [SetFlag(p, q, e) for p, q in pairs for e in events]
         out.append(replace(it, body=tuple(body)))
-        out += [WaitFlag(p, q, e) for p, q in pairs for e in events]
     return out

@@ -365,10 +365,13 @@ class ConvForm:
     dst_shape: tuple[int, ...]
 
     def tmp_sizes(self) -> dict[str, int]:
-        """The sizes the tmp rule takes (tmp_rules: H, W, C0; N and C for FRACTAL_Z_3D)."""
-        if self.src_layout is Layout.NCHW:
-            _, _, h, w = self.src_shape
-            return {"H": h, "W": w, "C0": self.dst_shape[4]}
+        """The sizes the tmp rule takes (tmp_rules: H, W, C0; N and C for FRACTAL_Z_3D;
+        none for FRACTAL_Z, which takes no tmp)."""
+        if self.dst_layout is Layout.FRACTAL_Z:
+            return {}
+        if self.src_layout in (Layout.NCHW, Layout.GNCHW):
+            h, w = self.src_shape[-2:]
+            return {"H": h, "W": w, "C0": self.dst_shape[-1]}
         if self.src_layout is Layout.NC1HWC0:
             _, _, h, w, c0 = self.src_shape
             return {"H": h, "W": w, "C0": c0}

@@ -453,8 +453,38 @@ def ttrans_conv(conv: ConvForm, dst: SimTile, src: SimTile) -> None:
         for n in range(nn):
             for k in range(c):
                 view[:, k // c0, :, :, n // n0, n % n0, k % c0] = x[n, k]
+    elif (conv.src_layout, conv.dst_layout) == (Layout.GNCHW, Layout.GNC1HWC0):
+        c0 = conv.dst_shape[5]
+        view = out[: math.prod(conv.dst_shape)].reshape(conv.dst_shape)
+        for c in range(x.shape[2]):
+            view[:, :, c // c0, :, :, c % c0] = x[:, :, c]
+    elif conv.dst_layout is Layout.FRACTAL_Z and conv.src_layout in (
+        Layout.NC1HWC0,
+        Layout.GNC1HWC0,
+    ):
+        _to_fractal_z(op, conv, x, out)
     else:
         raise _fail(op, "a conversion the model does not implement")
+
+
+def _to_fractal_z(op: str, conv: ConvForm, x: Array, out: Array) -> None:
+    """[G,] N, C1, H, W, C0 -> [G * C1 * H * W, N1, N0, C0] (NC1HWC0: G = 1): each source
+    C0 block moves whole, N split into N1 x N0, G outermost in the first dimension (pto-isa's
+    CPU TTRANS_GNC1HWC02C1HWN1N0C0_Impl, with N0 and C0 from the destination's shape)."""
+    *g, nn, c1, h, w, k0 = conv.src_shape
+    rows, n1, n0, c0 = conv.dst_shape
+    gg = math.prod(g)
+    # pto-isa asserts these (CheckValidConvShape)
+    if rows != gg * c1 * h * w or c0 != k0 or n1 * n0 < nn:
+        raise _fail(
+            op,
+            f"{conv.src_shape} -> {conv.dst_shape}: the destination must be "
+            f"[G * C1 * H * W, N1, N0, C0] with N1 * N0 >= N and the source's C0",
+        )
+    xs = x.reshape(gg, nn, c1, h, w, k0)
+    view = out[: math.prod(conv.dst_shape)].reshape(gg, c1, h, w, n1, n0, c0)
+    for n in range(nn):
+        view[:, :, :, :, n // n0, n % n0, :] = xs[:, n]
 
 
 def ttrans(dst: SimTile, src: SimTile, arch_name: str) -> None:
@@ -587,6 +617,7 @@ class _Machine:
             d.name: SimTile.new(d.name, d.type) for d in prog.tiles if d.pingpong is not None
         }
         self.pingpong = {d.name: d.pingpong for d in prog.tiles if d.pingpong is not None}
+        self.count: dict[str, int] = {}  # iterations run so far, per loop variable
         self.races = RaceChecker(prog.name) if check_races else None
         env = {n: int(params[n]) for n in prog.params if n in params}
         missing = [n for n in prog.params if n not in params]
@@ -622,7 +653,11 @@ class _Machine:
                 start, stop, step = (eval_expr(e, env) for e in (it.start, it.stop, it.step))
                 if step <= 0:
                     raise PtoError(f"loop {it.var}: step {step} is not positive")
-                for k, v in enumerate(range(start, stop, step)):
+                for v in range(start, stop, step):
+                    # iterations of loops over one variable alternate copies, wherever the
+                    # loops are (the C++ counts them the same way)
+                    k = self.count.get(it.var, 0)
+                    self.count[it.var] = k + 1
                     self.run(it.body, {**env, it.var: v, _parity(it.var): k % 2})
             elif isinstance(it, SetValid):
                 rows = None if it.rows is None else eval_expr(it.rows, env)
@@ -815,7 +850,7 @@ def run_instr(
     """Run one instruction on given tile states (for tests of single instructions)."""
     m = _Machine.__new__(_Machine)
     m.prog, m.tiles, m.flat, m.env = prog, dict(tiles), {}, dict(env)
-    m.pong, m.pingpong, m.races, m.clock = {}, {}, None, None
+    m.pong, m.pingpong, m.races, m.clock, m.count = {}, {}, None, None, {}
     m.instr(ins, env)
 
 

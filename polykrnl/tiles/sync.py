@@ -45,9 +45,7 @@ def insert_sync(prog: Program) -> Program:
     state = _SyncState()
     # A double-buffered tile is another copy in the next iteration of its loop: like a window
     # of global memory that moves with the loop's variable.
-    for t in prog.tiles:
-        if t.pingpong is not None:
-            state.windows[t.name] = (t.name, frozenset({t.pingpong}))
+    state.pingpong = {t.name: t.pingpong for t in prog.tiles if t.pingpong is not None}
     body = _sync_items(prog, prog.body, state)
     return prog.with_body(body)
 
@@ -68,6 +66,12 @@ class _SyncState:
         # Release flags of double buffering, per pipe pair: what the source pipe had finished
         # when the latest one was set (the waits after the loop catch up to it).
         self.released: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]] = {}
+        # Double buffering: tile -> its loop variable, and per variable the time its current
+        # iteration began. Iterations over the variable (in any loop over it) alternate the
+        # copies and the release flags order those two apart, so only accesses of this
+        # iteration count.
+        self.pingpong: dict[str, str] = {}
+        self.iteration: dict[str, int] = {}
 
     def copy(self) -> _SyncState:
         s = _SyncState()
@@ -76,13 +80,20 @@ class _SyncState:
         s.known = {k: dict(v) for k, v in self.known.items()}
         s.windows = dict(self.windows)
         s.released = dict(self.released)
+        s.pingpong = self.pingpong
+        s.iteration = dict(self.iteration)
         return s
+
+    def begin_iteration(self, var: str) -> None:
+        self.iteration[var] = self.time
 
     def conflicting(self, name: str) -> list[tuple[str, int]]:
         """The resources an access to `name` may overlap, each with the time before which
         its accesses do not count (-1: all count). Tiles: the tile itself. A window of
         global memory: every window of its tensor (offsets are symbolic), except the same
         window in an earlier iteration of a loop whose variable moves it."""
+        if name in self.pingpong:
+            return [(name, self.iteration.get(self.pingpong[name], -1))]
         if name not in self.windows:
             return [(name, -1)]
         tensor, symbols = self.windows[name]
@@ -224,11 +235,13 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
         else:
             assert isinstance(it, Loop)
             entry = st.copy()
+            st.begin_iteration(it.var)
             body = _sync_items(prog, it.body, st)
             # a second iteration: what it needs from the first is waited for at the body's end
             for q, p in _first_needs(prog, body, st.copy(), it.var):
                 body += [SetFlag(q, p), WaitFlag(q, p)]
             after = entry.copy()
+            after.begin_iteration(it.var)
             _sync_items(prog, body, after)
             # the waits for a double-buffered loop's last release flags, on each path
             for w in itertools.takewhile(_epilogue, items[k + 1 :]):
@@ -260,6 +273,7 @@ def _first_needs(
     on the already-synced body."""
     pairs: list[tuple[Pipe, Pipe]] = []
     st.next_of = (var, st.time)
+    st.begin_iteration(var)
     for it in walk(body):
         if isinstance(it, Instr):
             pipe = prog.pipe_of(it)
@@ -274,6 +288,8 @@ def _first_needs(
             _waited(st, it)
         elif isinstance(it, Barrier):
             st.barrier(it.pipe)
+        elif isinstance(it, Loop):
+            st.begin_iteration(it.var)
     return pairs
 
 

@@ -162,13 +162,18 @@ class Layout(_CppEnum):
     """pto::Layout: of a GlobalTensor in global memory (ND, DN, NZ), or of a ConvTile (the
     convolution layouts TTRANS converts between)."""
 
+    # the values are pto-isa's enumerators (include/pto/common/type.hpp); 3..11 are the
+    # scale and MX layouts, which polykrnl does not use
     ND = 0  # row-major
     DN = 1  # column-major
     NZ = 2  # fractal, for the cube
-    NCHW = 3
-    NC1HWC0 = 4
-    NCDHW = 5
-    FRACTAL_Z_3D = 6
+    NC1HWC0 = 12
+    GNC1HWC0 = 13  # grouped: G outermost
+    NCHW = 14
+    GNCHW = 15
+    NCDHW = 18
+    FRACTAL_Z = 19  # [C1 * H * W (G outermost), N1, N0, C0]: a convolution's weights
+    FRACTAL_Z_3D = 21  # [D * C1 * H * W, N1, N0, C0]
 
 
 # --------------------------------------------------------------------------- tiles

@@ -84,8 +84,8 @@ def _copy(shape_in: tuple[int, int], shape_out: tuple[int, int]) -> Any:
     return lambda r: {"src": _u(r, *shape_in), "out": np.full(shape_out, np.nan, np.float32)}
 
 
-def _convert(src: tuple[int, ...], dst: tuple[int, ...]) -> Any:
-    return lambda r: {"X": _u(r, *src), "Y": np.full(dst, np.nan, np.float32)}
+def _convert(src: tuple[int, ...], dst: tuple[int, ...], dt: Any = np.float32) -> Any:
+    return lambda r: {"X": _u(r, *src, dt=dt), "Y": np.full(dst, np.nan, dt)}
 
 
 CASES = [
@@ -199,6 +199,30 @@ CASES = [
         "ncdhw_to_fractal_z_3d",
         "layouts",
         _convert((16, 8, 2, 2, 2), (8, 1, 16, 8)),
+    ),
+    PtoCase(
+        "gnchw_to_gnc1hwc0",
+        "gnchw_to_gnc1hwc0",
+        "layouts",
+        _convert((2, 2, 32, 2, 4), (2, 2, 2, 2, 4, 16), np.float16),
+    ),
+    PtoCase(
+        "nc1hwc0_to_fractal_z",
+        "nc1hwc0_to_fractal_z",
+        "layouts",
+        _convert((32, 2, 2, 3, 8), (12, 2, 16, 8)),
+    ),
+    PtoCase(
+        "nc1hwc0_to_fractal_z_padded",
+        "nc1hwc0_to_fractal_z_padded",
+        "layouts",
+        _convert((20, 1, 2, 2, 8), (4, 2, 16, 8)),
+    ),
+    PtoCase(
+        "gnc1hwc0_to_fractal_z",
+        "gnc1hwc0_to_fractal_z",
+        "layouts",
+        _convert((2, 16, 2, 1, 3, 16), (12, 1, 16, 16), np.float16),
     ),
     # temporaries the nests cannot share in UB: workspaces in global memory
     PtoCase(

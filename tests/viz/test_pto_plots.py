@@ -74,9 +74,10 @@ def test_plot_buffers_one_bar_per_buffer() -> None:
     pytest.importorskip("matplotlib")
     kernel = pk.schedule(KERNELS["matmul"]).to_pto("a5")
     fig = plot_buffers(kernel)
-    # the cube flow: A and B in L1, then L0A, L0B, and the accumulator in L0C
+    # the cube flow: A and B in L1, then L0A, L0B, and the accumulator in L0C; the k tiles
+    # are double-buffered (two copies each), the accumulator is not
     assert [ax.get_ylabel() for ax in fig.axes] == ["L1", "L0A", "L0B", "L0C"]
-    assert [len(ax.patches) for ax in fig.axes] == [2, 1, 1, 1]
+    assert [len(ax.patches) for ax in fig.axes] == [4, 2, 2, 1]
     assert "L0C: 4096 of 262144 bytes" in fig.axes[3].get_title(loc="left")
 
 

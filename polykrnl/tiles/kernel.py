@@ -26,9 +26,9 @@ from polykrnl import display
 from polykrnl.errors import ArgumentError
 from polykrnl.model.poly import DimParam
 from polykrnl.tiles.cpp import harness, to_cpp
+from polykrnl.tiles.interpret import simulate, timeline
 from polykrnl.tiles.lower import Lowered, lower
 from polykrnl.tiles.program import Program, TileDecl
-from polykrnl.tiles.sim import simulate, timeline
 from polykrnl.tiles.timeline import CostModel, Timeline
 from polykrnl.transforms.core import Schedule
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from polykrnl.tiles.cpp import harness
-from polykrnl.tiles.sim import simulate
+from polykrnl.tiles.interpret import simulate
 from tests.tiles.hand_programs import Case, cases
 
 CASES = cases()

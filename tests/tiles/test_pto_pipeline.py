@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
+from polykrnl.tiles.interpret import simulate, timeline
 from polykrnl.tiles.pipeline import double_buffer
 from polykrnl.tiles.program import (
     GlobalView,
@@ -22,7 +23,6 @@ from polykrnl.tiles.program import (
     plan_offsets,
     walk,
 )
-from polykrnl.tiles.sim import simulate, timeline
 from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.types import vec_tile
 from tests.tiles.pto_cases import KERNELS

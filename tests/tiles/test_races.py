@@ -13,6 +13,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.errors import RaceError
+from polykrnl.tiles.interpret import simulate
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -26,7 +27,6 @@ from polykrnl.tiles.program import (
     WaitFlag,
     plan_offsets,
 )
-from polykrnl.tiles.sim import simulate
 from polykrnl.tiles.sync import insert_sync
 from polykrnl.tiles.types import vec_tile
 from tests.tiles.pto_cases import CASES, KERNELS, inputs_and_reference, pto_kernel

@@ -11,6 +11,7 @@ import pytest
 
 from polykrnl.errors import PtoError, TileConstraintError
 from polykrnl.tiles import tmp_rules
+from polykrnl.tiles.interpret import run_instr, simulate
 from polykrnl.tiles.program import (
     GlobalView,
     Instr,
@@ -26,7 +27,7 @@ from polykrnl.tiles.program import (
     expr,
     plan_offsets,
 )
-from polykrnl.tiles.sim import SimTile, run_instr, simulate
+from polykrnl.tiles.sim import SimTile
 from polykrnl.tiles.types import (
     BLayout,
     Loc,

@@ -63,6 +63,7 @@ from polykrnl.tiles.layouts import conversion_of
 from polykrnl.tiles.loop_bounds import int_symbol
 from polykrnl.tiles.lowering_state import KernelBuilder, lowering_error
 from polykrnl.tiles.matmul import krnl_matmul_of, zero_memset
+from polykrnl.tiles.memset import lower_memset, memset_of
 from polykrnl.tiles.nest_plan import (
     first_statement,
     lower_group,
@@ -179,7 +180,10 @@ def lower(
             continue
         try:
             shared = {a for x in group for a in arrays_in(sched, x)} & set(temps)
-            if zeroed is not None:
+            alone = sched.statements[node.name] if isinstance(node, SStmt) else None
+            if len(group) == 1 and alone is not None and memset_of(b, alone) is not None:
+                body += lower_memset(b, alone)
+            elif zeroed is not None:
                 body += lower_nest(b, node, zeroed)
             elif shared:
                 body += _fused_or_in_gm(b, group, shared, temps, workspaces)

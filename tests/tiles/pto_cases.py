@@ -26,6 +26,7 @@ FUSED = pk.load(HERE / "krnl" / "pto_fused.mlir")
 ONNX_LAYERNORM = pk.load(HERE.parent / "corpus" / "onnx_layernorm.mlir")
 LAYOUTS = pk.load(HERE / "krnl" / "pto_layouts.mlir")
 MATMUL_OP = pk.load(HERE / "krnl" / "pto_matmul_op.mlir")
+MEMSET = pk.load(HERE / "krnl" / "pto_memset.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -33,7 +34,7 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    # "kernels", "buffers", "fused", "layouts", "matmul_op" (krnl/pto_*.mlir), "corpus"
+    # "kernels", "buffers", "fused", "layouts", "matmul_op", "memset" (krnl/pto_*.mlir), "corpus"
     # (tests/corpus/softmax.mlir) or "onnx" (tests/corpus/onnx_layernorm.mlir)
     module: str
     make: Callable[[np.random.Generator], dict[str, Any]]
@@ -51,6 +52,7 @@ class PtoCase:
         modules = {
             "kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED,
             "onnx": ONNX_LAYERNORM, "layouts": LAYOUTS, "matmul_op": MATMUL_OP,
+            "memset": MEMSET,
         }  # fmt: skip
         return modules[self.module][self.function]
 
@@ -223,6 +225,18 @@ CASES = [
         "gnc1hwc0_to_fractal_z",
         "layouts",
         _convert((2, 16, 2, 1, 3, 16), (12, 1, 16, 16), np.float16),
+    ),
+    # krnl.memset on its own: one filled tile stored over every window
+    PtoCase("fill", "fill", "memset", lambda r: {"Y": np.full((250, 40), np.nan, np.float32)}),
+    PtoCase(
+        "fill_wide", "fill_wide", "memset", lambda r: {"Y": np.full((37, 1100), np.nan, np.float16)}
+    ),
+    PtoCase("fill_3d", "fill_3d", "memset", lambda r: {"Y": np.zeros((3, 5, 24), np.int32)}),
+    PtoCase(
+        "accumulate",
+        "accumulate",
+        "memset",
+        lambda r: {"N": 19, "X": _u(r, 19, 40), "Y": np.full((19, 40), np.nan, np.float32)},
     ),
     # temporaries the nests cannot share in UB: workspaces in global memory
     PtoCase(

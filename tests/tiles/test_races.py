@@ -150,7 +150,7 @@ def test_a_valid_shape_change_is_not_an_access() -> None:
 # MTE3 -> MTE2 pair before the second nest's load is also implied by the release flags)
 MUTATED = [
     "transpose_f32_partial", "scale_add_relu", "softmax_partial", "layernorm3",
-    "onnx_layernorm", "matmul_op", "nchw_to_nc1hwc0",
+    "onnx_layernorm", "matmul_op", "nchw_to_nc1hwc0", "accumulate", "fill_wide",
 ]  # fmt: skip
 
 

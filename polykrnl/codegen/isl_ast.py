@@ -13,6 +13,7 @@ cond as a conditional expression.
 from __future__ import annotations
 
 import ast
+import copy
 import keyword
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,11 @@ _BIN: dict[Any, ast.operator] = {
 # Shares of a cyclic prange (see Translator._cyclic_prange): more than any machine's
 # threads, few enough that empty shares cost nothing.
 CYCLIC_SHARES = 256
+# A prange inside another loop whose body has no loop runs on threads only from this many
+# iterations on (else sequentially): a launch costs about 2 us (benchmarks/README.md, atax
+# and jacobi-1d), a plain iteration a few ns, so two threads reach 1.7x only from about
+# 20 us of work per launch.
+PRANGE_MIN_TRIPS = 16384
 
 _CMP: dict[Any, ast.cmpop] = {
     isl.ast_expr_op_type.eq: ast.Eq(),
@@ -94,6 +100,7 @@ class Translator:
     # What became of each loop of `prange`: "prange" or the reason it stayed a range.
     pranged: dict[str, str] = field(default_factory=dict)
     _pending_mark: str | None = None
+    _depth: int = 0  # enclosing loops of the loop being translated
 
     def fresh(self, base: str) -> str:
         name = python_name(base)
@@ -147,7 +154,11 @@ class Translator:
         outer = self.names.get(it)
         self.names[it] = name
         cond = n.for_get_cond()
-        body = self.node(n.for_get_body()) or [ast.Pass()]
+        self._depth += 1
+        try:
+            body = self.node(n.for_get_body()) or [ast.Pass()]
+        finally:
+            self._depth -= 1
         stop = self._range_stop(cond, it)
         if outer is None:
             del self.names[it]
@@ -164,10 +175,22 @@ class Translator:
                 reason = self.shared(body) if self.shared is not None else None
                 self.pranged[mark] = reason or "prange"
                 loop = "range" if reason else "prange"
-            if loop == "prange" and _uneven(name, body):
-                return self._cyclic_prange(name, init, stop, inc, body)
-            if loop == "prange" and not _is_one(inc):
-                return self._stepped_prange(name, init, stop, inc, body)
+            if loop == "prange":
+                par = self._prange(name, init, stop, inc, args, body)
+                if self._depth == 0 or any(
+                    isinstance(x, ast.For | ast.While) for st in body for x in ast.walk(st)
+                ):
+                    return par
+                # Launched once per iteration of an enclosing loop, with a body of no loop:
+                # threads only pay off for enough iterations (see PRANGE_MIN_TRIPS).
+                seq = ast.Call(ast.Name("range", ast.Load()), copy.deepcopy(args), [])
+                enough = ast.Compare(
+                    ast.BinOp(copy.deepcopy(stop), ast.Sub(), copy.deepcopy(init)),
+                    [ast.GtE()],
+                    [_times(ast.Constant(PRANGE_MIN_TRIPS), copy.deepcopy(inc))],
+                )
+                sequential = ast.For(target, seq, copy.deepcopy(body), [])
+                return [ast.If(enough, par, [sequential])]
             rng = ast.Call(ast.Name(loop, ast.Load()), args, [])
             if mark in self.threaded and _array_code(body):
                 return self._threaded(name, rng, body)
@@ -180,6 +203,22 @@ class Translator:
         self.names.pop(it)
         step = ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), inc)
         return [ast.Assign([target], init), ast.While(test, [*body, step], [])]
+
+    def _prange(
+        self,
+        it: str,
+        start: ast.expr,
+        stop: ast.expr,
+        step: ast.expr,
+        args: list[ast.expr],
+        body: list[ast.stmt],
+    ) -> list[ast.stmt]:
+        if _uneven(it, body):
+            return self._cyclic_prange(it, start, stop, step, body)
+        if not _is_one(step):
+            return self._stepped_prange(it, start, stop, step, body)
+        rng = ast.Call(ast.Name("prange", ast.Load()), args, [])
+        return [ast.For(ast.Name(it, ast.Store()), rng, body, [])]
 
     def _stepped_prange(
         self, it: str, start: ast.expr, stop: ast.expr, step: ast.expr, body: list[ast.stmt]

@@ -479,3 +479,49 @@ def test_the_point_loops_of_a_tiled_nest_index_unsigned() -> None:
     source = pk.schedule(pk.parse(PARALLEL_TILES)["scale"]).to_numba(cache=False).source
     body = source.split("def kernel_scale")[1]
     assert "x[np.uint64(il), np.uint64(j)]" in body
+
+
+# A parallel loop inside a sequential one, with a body of no loop (jacobi-1d's shape).
+SWEEPS = """
+func.func @sweeps(%a: memref<?xf64>, %b: memref<?xf64>, %n: index, %steps: index) {
+  %half = arith.constant 0.5 : f64
+  %tt, %ii = krnl.define_loops 2
+  krnl.parallel(%ii) : !krnl.loop
+  krnl.iterate(%tt) with (%tt -> %t = 0 to %steps) {
+    krnl.iterate(%ii) with (%ii -> %i = 1 to %n) {
+      %im = arith.subi %i, %c1 : index
+      %l = krnl.load %a[%im] : memref<?xf64>
+      %m = krnl.load %a[%i] : memref<?xf64>
+      %s = arith.addf %l, %m : f64
+      %v = arith.mulf %s, %half : f64
+      krnl.store %v, %b[%i] : memref<?xf64>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threshold", [None, 1])
+def test_a_short_parallel_loop_inside_a_loop_runs_sequentially(
+    threshold: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each iteration of the outer loop launches the prange again: below PRANGE_MIN_TRIPS
+    iterations the loop runs sequentially (a launch costs more than it saves), from there
+    on threads; both give the reference's results."""
+    from polykrnl.codegen import isl_ast
+
+    if threshold is not None:
+        monkeypatch.setattr(isl_ast, "PRANGE_MIN_TRIPS", threshold)
+    text = SWEEPS.replace("%half = ", "%c1 = arith.constant 1 : index\n  %half = ")
+    fn = pk.parse(text)["sweeps"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    limit = threshold or isl_ast.PRANGE_MIN_TRIPS
+    assert kernel.parallel_loops == {"i": "prange"}
+    assert f">= {limit}:" in kernel.source and "prange(1, n)" in kernel.source
+    assert "else:\n            for i in range(1, n):" in kernel.source, kernel.source
+    a = np.random.default_rng(1).uniform(-1, 1, 40)
+    got, expected = np.zeros(40), np.zeros(40)
+    kernel(a=a, b=got, n=40, steps=3)
+    pk.run_reference(fn, a=a, b=expected, n=40, steps=3)
+    np.testing.assert_array_equal(got, expected)

@@ -18,7 +18,7 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError, TileConstraintError
 from polykrnl.tiles import tmp_rules
-from polykrnl.tiles.dtypes import DType
+from polykrnl.tiles.dtypes import ALIGN_BYTES, DType
 from polykrnl.tiles.program import (
     Barrier,
     ConvForm,
@@ -154,9 +154,16 @@ class _Machine:
         var = self.pingpong.get(name)
         return self.pong[name] if var is not None and env[_parity(var)] else self.tiles[name]
 
-    def resource(self, name: str, env: Mapping[str, int]) -> str:
+    def blocks(self, name: str, env: Mapping[str, int]) -> tuple[str, Array, str]:
+        """The buffer a tile (its copy in use) lives in, its 32-byte blocks there, a label."""
+        decl = self.prog.tile(name)
         var = self.pingpong.get(name)
-        return name if var is None else f"{name}#{env[_parity(var)]}"
+        copy = 0 if var is None else env[_parity(var)]
+        start = decl.copy_offset(copy)
+        end = start + decl.type.bytes
+        label = name if var is None else f"{name}[{copy}]"
+        blocks = np.arange(start // ALIGN_BYTES, -(-end // ALIGN_BYTES), dtype=np.int64)
+        return f"%{decl.buffer.value}", blocks, label
 
     def sync(self, it: SetFlag | WaitFlag | Barrier, env: Mapping[str, int]) -> None:
         r, c = self.races, self.clock
@@ -199,15 +206,13 @@ class _Machine:
         """Hand the instruction's accesses to the race checker (before running it, so that
         a window outside its tensor is reported by the instruction itself)."""
         assert self.races is not None
-        reads: list[tuple[str, Array | None]] = [
-            (self.resource(n, env), None) for n in ins.tiles_read()
-        ]
-        writes: list[tuple[str, Array | None]] = [
-            (self.resource(n, env), None) for n in ins.tiles_written()
-        ]
+        reads = [self.blocks(n, env) for n in ins.tiles_read()]
+        writes = [self.blocks(n, env) for n in ins.tiles_written()]
         for view, into in [(x, reads) for x in ins.srcs] + [(ins.dst, writes)]:
             if isinstance(view, GlobalView):
-                into.append((f"@{view.tensor}", elements(view, env)))
+                into.append(
+                    (f"@{view.tensor}", elements(view, env), f"global memory of {view.tensor}")
+                )
         self.races.access(ins, self.prog.pipe_of(ins), reads, writes, self.loops(env))
 
     def scalar(self, s: Scalar, env: Mapping[str, int]) -> float | int:

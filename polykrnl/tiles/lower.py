@@ -166,6 +166,8 @@ def lower(
     b = KernelBuilder(sched, a, given, tensors, tensor_of_value)
     body: list[Item] = []
     owner: dict[str, Statement] = {}  # tile -> first statement of the nest declaring it
+    # tile -> its group: the groups run one after the other, so their tiles share UB
+    scopes: dict[str, int] = {}
     temps = temporaries(sched)
     workspaces: dict[str, str] = {}  # temporary kept in GM -> why
     groups = nest_groups(sched, temps, {stmt for _, stmt in returned})
@@ -197,6 +199,7 @@ def lower(
             message = e.message[len(prefix) :] if e.message.startswith(prefix) else e.message
             raise lowering_error(first_statement(sched, node), message, e.hint) from None
         owner.update({t.name: first_statement(sched, node) for t in b.tiles[before:]})
+        scopes.update({t.name: n for t in b.tiles[before:]})
         zeroed = None
     used_params = sorted(
         {str(s) for t in tensors.values() for d in t.shape for s in sympy.sympify(d).free_symbols}
@@ -206,10 +209,12 @@ def lower(
         if p not in sources:
             raise lowering_error(None, f"the size {p} is computed inside the function")
     try:
-        decls = plan_offsets([(t.name, t.type) for t in b.tiles], a)
+        decls = plan_offsets([(t.name, t.type) for t in b.tiles], a, scopes=scopes)
     except PtoError as e:
-        # Name the nest of the largest tile (the one to block more finely) and point at it.
-        largest = max(b.tiles, key=lambda t: t.type.bytes)
+        # Name the nest of the largest tile (the one to block more finely) and point at it:
+        # of the group whose tiles do not fit (groups use the buffers one after the other).
+        failing = [t for t in b.tiles if scopes.get(t.name, 0) == _failing_scope(b, scopes, a)]
+        largest = max(failing or b.tiles, key=lambda t: t.type.bytes)
         raise lowering_error(
             owner[largest.name],
             f"{e.message}; the largest tile is {largest.name} of this nest",
@@ -238,6 +243,16 @@ def lower(
         tuple(x.name for x in fn.arguments),
         {p: v for p, v in given.items() if p in b.shaping},
     )
+
+
+def _failing_scope(b: KernelBuilder, scopes: dict[str, int], a: Arch) -> int:
+    """The first group whose tiles alone do not fit their buffers."""
+    for scope in sorted(set(scopes.values())):
+        try:
+            plan_offsets([(t.name, t.type) for t in b.tiles if scopes[t.name] == scope], a)
+        except PtoError:
+            return scope
+    return 0
 
 
 def _zeroes_next(b: KernelBuilder, group: list[SNode], rest: list[list[SNode]]) -> bool:

@@ -72,6 +72,7 @@ def double_buffer(prog: Program) -> Program:
             groups.setdefault(it.var, []).append(it)
     chosen: dict[int, tuple[Loop, list[str]]] = {}
     pingpong: dict[str, str] = {}
+    scopes = {t.name: t.scope for t in prog.tiles}
     notes: list[str] = []
     for var, loops in groups.items():
         outside = _uses_outside(prog, loops)
@@ -86,7 +87,7 @@ def double_buffer(prog: Program) -> Program:
             continue
         trial = {**pingpong, **dict.fromkeys(tiles, var)}
         try:
-            plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, trial)
+            plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, trial, scopes)
         except PtoError as e:
             notes.append(f"loop {var} not double-buffered: {e.message}")
             continue
@@ -96,7 +97,7 @@ def double_buffer(prog: Program) -> Program:
                 chosen[id(loop)] = (loop, mine)
     if not chosen:
         return replace(prog, notes=prog.notes + tuple(notes)) if notes else prog
-    decls = plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, pingpong)
+    decls = plan_offsets([(t.name, t.type) for t in prog.tiles], prog.arch, pingpong, scopes)
     body = _rewrite(prog, chosen)
     return replace(prog, tiles=decls, body=tuple(body), notes=prog.notes + tuple(notes))
 

@@ -215,6 +215,10 @@ class TileDecl:
     # Double buffering: two copies, the second right after the first; in each iteration of
     # the loop over this variable the tile is the copy of the iteration's parity.
     pingpong: str | None = None
+    # Tiles of different scopes (the nests run one after the other) may share bytes: the
+    # kernel uses one scope's tiles at a time, and synchronization orders the next scope's
+    # first use of shared bytes after the last use of the one before.
+    scope: int = 0
 
     @property
     def buffer(self) -> Buffer:
@@ -601,10 +605,10 @@ class Program:
                     f"{cap} usable bytes of {t.buffer.value} on {self.arch.name}",
                     hint="use smaller tiles or other offsets",
                 )
-        by_buf: dict[Buffer, list[TileDecl]] = {}
+        by_buf: dict[tuple[Buffer, int], list[TileDecl]] = {}
         for t in self.tiles:
-            by_buf.setdefault(t.buffer, []).append(t)
-        for buf, ts in by_buf.items():
+            by_buf.setdefault((t.buffer, t.scope), []).append(t)
+        for (buf, _), ts in by_buf.items():
             ts = sorted(ts, key=lambda d: d.offset)
             for a, b in itertools.pairwise(ts):
                 if b.offset < a.end:
@@ -739,30 +743,33 @@ def plan_offsets(
     tiles: Sequence[tuple[str, TileType]],
     arch_name: str | Arch = "a2a3",
     pingpong: Mapping[str, str] | None = None,
+    scopes: Mapping[str, int] | None = None,
 ) -> tuple[TileDecl, ...]:
     """Place tiles one after another in their buffers (32-byte aligned, in the given order);
-    a tile named in ``pingpong`` (tile -> loop variable) gets two copies.
+    a tile named in ``pingpong`` (tile -> loop variable) gets two copies; each scope (tile
+    -> scope, default 0) starts again at offset 0 (see :class:`TileDecl`).
 
     Raises PtoError naming the buffer, the bytes needed and the bytes available when they do
     not fit.
     """
     a = arch(arch_name)
-    nxt: dict[Buffer, int] = {}
+    nxt: dict[tuple[Buffer, int], int] = {}
     out: list[TileDecl] = []
     for name, tt in tiles:
         buf = tt.buffer
         assert buf is not None, "Ctrl tiles are not placed"
-        decl = TileDecl(name, tt, nxt.get(buf, 0), (pingpong or {}).get(name))
-        nxt[buf] = -(-decl.end // ALIGN_BYTES) * ALIGN_BYTES
+        scope = (scopes or {}).get(name, 0)
+        decl = TileDecl(name, tt, nxt.get((buf, scope), 0), (pingpong or {}).get(name), scope)
+        nxt[(buf, scope)] = -(-decl.end // ALIGN_BYTES) * ALIGN_BYTES
         out.append(decl)
-    for buf, used in nxt.items():
+    for (buf, scope), used in nxt.items():
         if used > a.usable(buf):
             names = ", ".join(
                 f"{d.name} ({d.copies} x {d.type.bytes} B)"
                 if d.copies > 1
                 else f"{d.name} ({d.type.bytes} B)"
                 for d in out
-                if d.buffer is buf
+                if d.buffer is buf and d.scope == scope
             )
             raise PtoError(
                 f"tiles do not fit {buf.value} on {a.name}: {used} bytes needed, "

@@ -12,9 +12,10 @@ a missing flag. This checker follows the order the hardware guarantees and nothi
 
 Each pipe keeps a vector clock (how many instructions of every pipe it knows finished); an
 access conflicts with an earlier one by another pipe, one of them writing, unless the clock
-says that one finished. Tiles are checked whole (each copy of a double-buffered tile on its
-own); global memory element by element, so windows of one tensor that do not overlap never
-conflict. The first conflict raises :class:`RaceError` naming both instructions and the loop
+says that one finished. Tiles are checked by the 32-byte blocks of their buffer they occupy
+(each copy of a double-buffered tile its own; two tiles placed over the same bytes conflict
+like one), global memory element by element, so windows of one tensor that do not overlap
+never conflict. The first conflict raises :class:`RaceError` naming both instructions and the loop
 iterations they ran in.
 """
 
@@ -114,36 +115,39 @@ class RaceChecker:
         self,
         ins: Instr,
         pipe: Pipe,
-        reads: Sequence[tuple[str, Array | None]],
-        writes: Sequence[tuple[str, Array | None]],
+        reads: Sequence[tuple[str, Array, str]],
+        writes: Sequence[tuple[str, Array, str]],
         where: str,
     ) -> None:
-        """One instruction: ``reads``/``writes`` name a resource and its elements (None: all
-        of a tile). Checks every access against the earlier ones, then records them."""
+        """One instruction: ``reads``/``writes`` give a resource (a buffer, a tensor), the
+        indices of its elements it touches (32-byte blocks of a buffer, elements of a
+        tensor) and what to call it. Checks every access against the earlier ones, then
+        records them."""
         p = _INDEX[pipe]
         self.clock[p, p] += 1
         seq = int(self.clock[p, p])
         me = _Issued(ins, pipe, where)
         self.issued[p].append(me)
         known = self.clock[p]
-        for (name, idx), is_write in [(r, False) for r in reads] + [(w, True) for w in writes]:
-            sh = self.shadows.setdefault(name, _Shadow(1 if idx is None else 0))
+        accesses = [(r, False) for r in reads] + [(w, True) for w in writes]
+        for (name, idx, label), is_write in accesses:
+            sh = self.shadows.setdefault(name, _Shadow(0))
             sel = self._grow(sh, idx)
             wp = sh.write_pipe[sel]
             for q in {int(x) for x in np.unique(wp)} - {-1, p}:
                 last = int(sh.write_seq[sel][wp == q].max())
                 if last > known[q]:
-                    self._race(me, name, is_write, q, last, True)
+                    self._race(me, label, is_write, q, last, True)
             if is_write:
                 for q in range(len(_PIPES)):
                     if q == p:
                         continue
                     last = int(sh.read_seq[q][sel].max(initial=0))
                     if last > known[q]:
-                        self._race(me, name, True, q, last, False)
-        for (name, idx), is_write in [(r, False) for r in reads] + [(w, True) for w in writes]:
+                        self._race(me, label, True, q, last, False)
+        for (name, idx, _), is_write in accesses:
             sh = self.shadows[name]
-            sel = slice(None) if idx is None else idx
+            sel = idx
             if is_write:
                 sh.write_pipe[sel] = p
                 sh.write_seq[sel] = seq
@@ -151,9 +155,7 @@ class RaceChecker:
                 sh.read_seq[p][sel] = seq
 
     @staticmethod
-    def _grow(sh: _Shadow, idx: Array | None) -> Array | slice:
-        if idx is None:
-            return slice(None)
+    def _grow(sh: _Shadow, idx: Array) -> Array:
         need = int(idx.max()) + 1 if idx.size else 0
         if need > sh.write_pipe.size:
             old = sh.write_pipe.size
@@ -168,7 +170,7 @@ class RaceChecker:
         self, me: _Issued, name: str, writes: bool, q: int, seq: int, other_wrote: bool
     ) -> None:
         other = self.issued[q][seq - 1]
-        what = name if not name.startswith("@") else f"global memory of {name[1:]}"
+        what = name
         verb = "writes" if writes else "reads"
         raise RaceError(
             f"kernel {self.kernel}: race on {what}: {me.describe()} {verb} it while "

@@ -46,6 +46,15 @@ def insert_sync(prog: Program) -> Program:
     # A double-buffered tile is another copy in the next iteration of its loop: like a window
     # of global memory that moves with the loop's variable.
     state.pingpong = {t.name: t.pingpong for t in prog.tiles if t.pingpong is not None}
+    # Tiles of groups run one after the other may share bytes (TileDecl.scope): an access
+    # to one conflicts with the earlier accesses to the others over the same bytes.
+    for t in prog.tiles:
+        state.aliases[t.name] = [
+            o.name
+            for o in prog.tiles
+            if o.name != t.name and o.buffer is t.buffer
+            and o.offset < t.end and t.offset < o.end
+        ]  # fmt: skip
     body = _sync_items(prog, prog.body, state)
     return prog.with_body(body)
 
@@ -66,12 +75,15 @@ class _SyncState:
         # Release flags of double buffering, per pipe pair: what the source pipe had finished
         # when the latest one was set (the waits after the loop catch up to it).
         self.released: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]] = {}
+        # the same for the sets that free both copies before the loop
+        self.freed: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]] = {}
         # Double buffering: tile -> its loop variable, and per variable the time its current
         # iteration began. Iterations over the variable (in any loop over it) alternate the
         # copies and the release flags order those two apart, so only accesses of this
         # iteration count.
         self.pingpong: dict[str, str] = {}
         self.iteration: dict[str, int] = {}
+        self.aliases: dict[str, list[str]] = {}  # tile -> tiles over some of its bytes
 
     def copy(self) -> _SyncState:
         s = _SyncState()
@@ -80,8 +92,10 @@ class _SyncState:
         s.known = {k: dict(v) for k, v in self.known.items()}
         s.windows = dict(self.windows)
         s.released = dict(self.released)
+        s.freed = dict(self.freed)
         s.pingpong = self.pingpong
         s.iteration = dict(self.iteration)
+        s.aliases = self.aliases
         return s
 
     def begin_iteration(self, var: str) -> None:
@@ -92,10 +106,11 @@ class _SyncState:
         its accesses do not count (-1: all count). Tiles: the tile itself. A window of
         global memory: every window of its tensor (offsets are symbolic), except the same
         window in an earlier iteration of a loop whose variable moves it."""
+        shared = [(other, -1) for other in self.aliases.get(name, [])]
         if name in self.pingpong:
-            return [(name, self.iteration.get(self.pingpong[name], -1))]
+            return [(name, self.iteration.get(self.pingpong[name], -1)), *shared]
         if name not in self.windows:
-            return [(name, -1)]
+            return [(name, -1), *shared]
         tensor, symbols = self.windows[name]
         out: list[tuple[str, int]] = []
         for other, (t, _) in self.windows.items():
@@ -129,13 +144,8 @@ class _SyncState:
                 self.known.setdefault(p, {})[q] = (
                     int(k) if k != float("inf") else max(la.get(q, -1), lb.get(q, -1))
                 )
-        self.released = {}
-        for key in a.released.keys() & b.released.keys():
-            (ta, ka), (tb, kb) = a.released[key], b.released[key]
-            self.released[key] = (
-                min(ta, tb),
-                {q: min(ka.get(q, -1), kb.get(q, -1)) for q in ka.keys() & kb.keys()},
-            )
+        self.released = _meet(a.released, b.released)
+        self.freed = _meet(a.freed, b.freed)
 
     def last_access(self) -> dict[Pipe, int]:
         """Per pipe, the time of its latest access."""
@@ -145,16 +155,20 @@ class _SyncState:
                 out[q] = max(out.get(q, -1), t)
         return out
 
-    def release(self, src: Pipe, dst: Pipe) -> None:
+    def release(self, src: Pipe, dst: Pipe, before_loop: bool) -> None:
         self.time += 1
         self.released[(src, dst)] = (self.time, dict(self.known.get(src, {})))
+        if before_loop:
+            self.freed[(src, dst)] = self.released[(src, dst)]
 
-    def catch_up(self, src: Pipe, dst: Pipe) -> None:
+    def catch_up(self, src: Pipe, dst: Pipe, in_loop: bool = False) -> None:
         """A wait after a double-buffered loop: `dst` knows what `src` had finished when the
-        latest release flag was set."""
-        if (src, dst) not in self.released:
+        latest release flag was set. One inside the loop answers a set made at the earliest
+        before the loop: `dst` knows what `src` had finished then."""
+        found = (self.freed if in_loop else self.released).get((src, dst))
+        if found is None:
             return
-        t, snapshot = self.released[(src, dst)]
+        t, snapshot = found
         kd = self.known.setdefault(dst, {})
         for q, tq in snapshot.items():
             kd[q] = max(kd.get(q, -1), tq)
@@ -221,7 +235,7 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
             out.append(it)
         elif isinstance(it, SetFlag):
             if not _plain(it):
-                st.release(it.src, it.dst)
+                st.release(it.src, it.dst, it.pingpong is None)
             out.append(it)
         elif isinstance(it, WaitFlag):
             _waited(st, it)
@@ -283,7 +297,7 @@ def _first_needs(
                     pairs.append((q, pipe))
             st.access(pipe, reads, writes)
         elif isinstance(it, SetFlag) and not _plain(it):
-            st.release(it.src, it.dst)
+            st.release(it.src, it.dst, it.pingpong is None)
         elif isinstance(it, WaitFlag):
             _waited(st, it)
         elif isinstance(it, Barrier):
@@ -291,6 +305,21 @@ def _first_needs(
         elif isinstance(it, Loop):
             st.begin_iteration(it.var)
     return pairs
+
+
+def _meet(
+    a: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]],
+    b: dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]],
+) -> dict[tuple[Pipe, Pipe], tuple[int, dict[Pipe, int]]]:
+    """What two paths both know about the release flags (the earlier of two sets)."""
+    out = {}
+    for key in a.keys() & b.keys():
+        (ta, ka), (tb, kb) = a[key], b[key]
+        out[key] = (
+            min(ta, tb),
+            {q: min(ka.get(q, -1), kb.get(q, -1)) for q in ka.keys() & kb.keys()},
+        )
+    return out
 
 
 def _epilogue(it: Item) -> bool:
@@ -305,9 +334,10 @@ def _plain(it: SetFlag | WaitFlag) -> bool:
 
 def _waited(st: _SyncState, it: WaitFlag) -> None:
     """What a wait teaches. A release flag of double buffering (:mod:`.pipeline`) inside its
-    loop answers a set two iterations earlier: nothing about the source pipe's recent work.
-    After the loop, the waits answer the latest sets."""
+    loop answers a set two iterations earlier, or the one before the loop: what the source
+    pipe had finished before the loop, nothing about its recent work. After the loop, the
+    waits answer the latest sets."""
     if _plain(it):
         st.sync(it.src, it.dst)
-    elif it.pingpong is None:
-        st.catch_up(it.src, it.dst)
+    else:
+        st.catch_up(it.src, it.dst, in_loop=it.pingpong is not None)

@@ -259,7 +259,8 @@ def buffer_usage(kernel: PtoKernel) -> list[BufferUse]:
 
 def plot_buffers(kernel: PtoKernel, *, title: str | None = None) -> Figure:
     """One bar per buffer, the tiles at their byte offsets (drawn over the used bytes; the
-    label gives the share of what the buffer allows)."""
+    label gives the share of what the buffer allows). Nests that run one after the other
+    reuse the bytes: their tiles are drawn in bands one under the other."""
     require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch, Rectangle
@@ -268,19 +269,23 @@ def plot_buffers(kernel: PtoKernel, *, title: str | None = None) -> Figure:
     fig = Figure(figsize=(7.0, 0.9 + 0.9 * len(uses)), layout="constrained")
     axes = fig.subplots(len(uses), 1, squeeze=False)[:, 0]
     for ax, use in zip(axes, uses, strict=True):
+        # nests run one after the other reuse the bytes: one band per scope
+        scopes = sorted({t.scope for t in use.tiles})
+        band = 1 / len(scopes)
         for t in use.tiles:
             colour = _ROLE_COLOURS[tile_role(t)]
+            y = (len(scopes) - 1 - scopes.index(t.scope)) * band
             for k in range(t.copies):  # a double-buffered tile: both copies, hatched second
                 at, label = t.copy_offset(k), t.name if t.copies == 1 else f"{t.name}[{k}]"
                 ax.add_patch(
                     Rectangle(
-                        (at, 0), t.type.bytes, 1, fc=colour, ec="#1d3557", lw=0.6,
+                        (at, y), t.type.bytes, band, fc=colour, ec="#1d3557", lw=0.6,
                         hatch="//" if k else None,
                     )
                 )  # fmt: skip
                 if t.type.bytes >= 0.06 * use.used:
                     ax.text(
-                        at + t.type.bytes / 2, 0.5, label, ha="center", va="center",
+                        at + t.type.bytes / 2, y + band / 2, label, ha="center", va="center",
                         fontsize=7, rotation=90 if t.type.bytes < 0.15 * use.used else 0,
                     )  # fmt: skip
         ax.set_xlim(0, max(use.used, 1))

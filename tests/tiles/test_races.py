@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.errors import RaceError
+from polykrnl.errors import RaceError, TileConstraintError
 from polykrnl.tiles.interpret import simulate
 from polykrnl.tiles.program import (
     GlobalView,
@@ -248,3 +248,23 @@ def test_every_release_flag_of_double_buffering_is_needed(name: str) -> None:
         with pytest.raises(RaceError, match="race on"):
             mutant = prog.with_body(_drop(prog.body, paths))
             simulate(mutant, {k: v.copy() for k, v in arrays.items()}, sizes)
+
+
+def test_tiles_over_the_same_bytes_conflict() -> None:
+    """Tiles of two scopes (nests run one after the other) share UB bytes: loading the
+    second while the store of the first may still read them is a race, which insert_sync
+    orders (it knows which tiles share bytes)."""
+    from polykrnl.tiles.program import TileDecl
+
+    decls = (TileDecl("t", T, 0, None, 0), TileDecl("u", T, 0, None, 1))
+    body = (_load("t", A, 0), *MTE2_TO_MTE3, _store(B, 0, "t"), _load("u", A, 3))
+    prog = Program("k", (A, B), ("N", "M"), decls, (*body, *MTE2_TO_MTE3, _store(B, 3, "u")))
+    with pytest.raises(RaceError) as e:
+        simulate(prog, _arrays(), SIZES)
+    assert "race on u: TLOAD on PIPE_MTE2 writes it while TSTORE on PIPE_MTE3" in e.value.message
+    plain = Program("k", (A, B), ("N", "M"), decls, (*body, _store(B, 3, "u")))
+    arrays = _arrays()
+    simulate(insert_sync(plain), arrays, SIZES)
+    np.testing.assert_array_equal(arrays["B"][:6], arrays["A"][:6])
+    with pytest.raises(TileConstraintError, match="overlap"):  # within one scope they may not
+        Program("k", (A, B), ("N", "M"), (decls[0], TileDecl("u", T, 0)), body)

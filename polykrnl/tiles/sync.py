@@ -38,13 +38,11 @@ def insert_sync(prog: Program) -> Program:
     A pair ``set_flag(P, Q); wait_flag(P, Q)`` makes everything issued on P so far finish before
     anything later on Q starts, and carries what P already waited for (transitively). Hazards
     between one iteration of a loop and the next are resolved by pairs at the end of the loop
-    body. Existing sync items are kept and taken into account; a double-buffered tile is
-    another copy in the next iteration of its loop (the release flags of
-    :mod:`~polykrnl.tiles.pipeline` order the iteration after).
+    body. Existing sync items are kept and taken into account; for a double-buffered tile only
+    the accesses of the current iteration over its variable count (the one before used the
+    other copy, older ones are ordered by the release flags of :mod:`~polykrnl.tiles.pipeline`).
     """
     state = _SyncState()
-    # A double-buffered tile is another copy in the next iteration of its loop: like a window
-    # of global memory that moves with the loop's variable.
     state.pingpong = {t.name: t.pingpong for t in prog.tiles if t.pingpong is not None}
     # Tiles of groups run one after the other may share bytes (TileDecl.scope): an access
     # to one conflicts with the earlier accesses to the others over the same bytes.

@@ -2,17 +2,20 @@
 
 With one copy of a tile, iteration i + 1 of a tile loop cannot load into it before the vector
 unit of iteration i has read it, so the pipes take turns. :func:`double_buffer` gives each
-tile that two pipes pass along inside an innermost loop two copies (iteration parity picks
-one, like pto-isa's ping-pong demos), so iteration i + 1 works on the other copy, and orders
-iteration i + 2 after iteration i with *release flags*:
+tile that two pipes pass along inside an innermost loop two copies (like pto-isa's ping-pong
+demos): the copies alternate along all iterations over the loop's variable, counted across
+the enclosing loops and across loops over the same variable (a matmul's first k tile and the
+others), so iteration i + 1 works on the other copy; *release flags* order iteration i + 2
+after iteration i:
 
-    set_flag(P, Q, EVENT_ID1); set_flag(P, Q, EVENT_ID2)      # before the loop: both free
-    for (...) {
+    set_flag(P, Q, EVENT_ID1); set_flag(P, Q, EVENT_ID2)   # before the top-level statement
+    for (...) {                                             # holding the loops: both free
+        const int64_t pp = count++ % 2;
         wait_flag(P, Q, EVENT_ID1 + pp)    # before Q's first use of a copy P used last time
         ...
         set_flag(P, Q, EVENT_ID1 + pp)     # after P's last use of the copy
     }
-    wait_flag(P, Q, EVENT_ID1); wait_flag(P, Q, EVENT_ID2)    # after the loop: both done
+    wait_flag(P, Q, EVENT_ID1); wait_flag(P, Q, EVENT_ID2)  # after it: both done
 
 One pair (P, Q) is needed when P uses a doubled tile *after* Q's first use of it in the
 body, one of the two writing (a load into it after the vector unit read it: V -> MTE2; a vector
@@ -22,10 +25,10 @@ since each pipe runs in order. Release flags use event ids 1 and 2; insert_sync'
 use 0, so no flag is set twice. The NumPy model's race checker
 (:mod:`~polykrnl.tiles.races`) checks the result on every test kernel.
 
-A tile is doubled when it is used only inside the loop, by at least two pipes, its first use
-in the body writes it without reading it (nothing flows from one iteration to the next
-through it), and its valid shape is set before that use. A loop whose doubled tiles would not
-fit their buffers keeps one copy; the kernel's notes say so.
+A tile is doubled when it is used only inside loops over one variable, by at least two
+pipes, its first use in each body writes it without reading it (nothing flows from one
+iteration to the next through it), and its valid shape is set before that use. A variable
+whose doubled tiles would not fit their buffers keeps one copy; the kernel's notes say so.
 """
 
 from __future__ import annotations

@@ -68,15 +68,14 @@ def lower_memset(b: KernelBuilder, s: Statement) -> list[Item]:
     r, c = b.fresh("mr"), b.fresh("mc")
     rv = sympy.Symbol(r, integer=True)
     # one window per row block when a tile holds whole rows (no column loop)
-    cv = sympy.Symbol(c, integer=True) if cols_total != cols else sympy.Integer(0)
+    whole_rows = isinstance(cols_total, sympy.Integer) and int(cols_total) <= cols
+    cv = sympy.Integer(0) if whole_rows else sympy.Symbol(c, integer=True)
     valid_r, valid_c = sympy.Min(rows, rows_total - rv), sympy.Min(cols, cols_total - cv)
     view = GlobalView(name, sympy.expand(rv * cols_total + cv), valid_r, valid_c, cols_total)
     store = Instr("TSTORE", view, (tile,), comment=f"{s.name}: {name} = {value}")
     inner: list[Item] = [SetValid(tile, valid_r, valid_c), store]
     body: list[Item] = (
-        [Loop(c, 0, cols_total, cols, inner, comment=f"columns of {name}")]
-        if cols_total != cols
-        else inner
+        inner if whole_rows else [Loop(c, 0, cols_total, cols, inner, comment=f"columns of {name}")]
     )
     return [
         Instr("TEXPANDS", tile, (Scalar(value),), comment=f"{s.name}: krnl.memset {name}"),

@@ -261,8 +261,33 @@ def _sync_items(prog: Program, items: Sequence[Item], st: _SyncState) -> list[It
                 _waited(entry, w)
                 _waited(after, w)
             st.merge(entry, after)
-            out.append(replace(it, body=tuple(body)))
+            hoisted, kept = _hoisted(prog, body)
+            out += hoisted
+            out.append(replace(it, body=tuple(kept)))
     return out
+
+
+def _hoisted(prog: Program, body: Sequence[Item]) -> tuple[list[Item], list[Item]]:
+    """The pairs of a loop body whose source pipe runs nothing in the loop, and the rest.
+
+    Such a pair waits for work issued before the loop only, so it can wait once before the
+    loop instead of in every iteration (a memset's fill, then its stores in a loop)."""
+    inside = {prog.pipe_of(x) for x in walk(body) if isinstance(x, Instr)}
+    hoisted: list[Item] = []
+    kept: list[Item] = []
+    k = 0
+    while k < len(body):
+        x, nxt = body[k], body[k + 1] if k + 1 < len(body) else None
+        if (
+            isinstance(x, SetFlag) and isinstance(nxt, WaitFlag) and _plain(x) and _plain(nxt)
+            and (x.src, x.dst) == (nxt.src, nxt.dst) and x.src not in inside
+        ):  # fmt: skip
+            hoisted += [x, nxt]
+            k += 2
+        else:
+            kept.append(x)
+            k += 1
+    return hoisted, kept
 
 
 def _accesses(it: Instr, st: _SyncState) -> tuple[list[str], list[str]]:

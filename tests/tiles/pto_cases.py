@@ -229,7 +229,7 @@ CASES = [
     # krnl.memset on its own: one filled tile stored over every window
     PtoCase("fill", "fill", "memset", lambda r: {"Y": np.full((250, 40), np.nan, np.float32)}),
     PtoCase(
-        "fill_wide", "fill_wide", "memset", lambda r: {"Y": np.full((37, 1100), np.nan, np.float16)}
+        "fill_wide", "fill_wide", "memset", lambda r: {"Y": np.full((37, 2500), np.nan, np.float16)}
     ),
     PtoCase("fill_3d", "fill_3d", "memset", lambda r: {"Y": np.zeros((3, 5, 24), np.int32)}),
     PtoCase(

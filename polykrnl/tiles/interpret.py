@@ -61,8 +61,9 @@ Array = np.ndarray[Any, Any]
 
 
 def _parity(var: str) -> str:
-    """The environment key of the parity of the current iteration of the loop over `var`
-    (not an identifier, so it never meets a name of the program)."""
+    """The environment key of the copy in use for tiles double-buffered over `var`: the parity
+    of the iterations over `var` run so far, in any loop (not an identifier, so it never meets
+    a name of the program)."""
     return f"{var}%2"
 
 

@@ -62,7 +62,7 @@ class _Shadow:
 
 
 class RaceChecker:
-    """Feed it the program's items in the order the model runs them (see :mod:`.sim`)."""
+    """Feed it the program's items in the order the model runs them (see :mod:`.interpret`)."""
 
     def __init__(self, kernel: str) -> None:
         self.kernel = kernel

@@ -147,8 +147,11 @@ class _Machine:
                         f"{e.message}{what} at {self.where(env)}", hint=e.hint
                     ) from None
 
-    def where(self, env: Mapping[str, int]) -> str:
-        return ", ".join(f"{k}={v}" for k, v in env.items() if k.isidentifier())
+    def where(self, env: Mapping[str, int], *, sizes: bool = True) -> str:
+        """`k=v, ...` of the loop iterators (and of the problem sizes, with `sizes`)."""
+        return ", ".join(
+            f"{k}={v}" for k, v in env.items() if k.isidentifier() and (sizes or k not in self.env)
+        )
 
     def tile(self, name: str, env: Mapping[str, int]) -> SimTile:
         """The tile `name` in this iteration (a double-buffered tile: the copy of the parity)."""
@@ -177,12 +180,12 @@ class _Machine:
         event = it.event + (env[_parity(it.pingpong)] if it.pingpong else 0)
         if isinstance(it, SetFlag):
             if r is not None:
-                r.set_flag(it.src, it.dst, event, self.loops(env))
+                r.set_flag(it.src, it.dst, event, self.where(env, sizes=False))
             if c is not None:
                 c.set_flag(it.src, it.dst, event)
         else:
             if r is not None:
-                r.wait_flag(it.src, it.dst, event, self.loops(env))
+                r.wait_flag(it.src, it.dst, event, self.where(env, sizes=False))
             if c is not None:
                 c.wait_flag(it.src, it.dst, event)
 
@@ -198,11 +201,6 @@ class _Machine:
             mkn = (a.valid_row, a.valid_col, b.valid_col)
         self.clock.instr(ins, self.prog.pipe_of(ins), nbytes, mkn)
 
-    def loops(self, env: Mapping[str, int]) -> str:
-        return ", ".join(
-            f"{k}={v}" for k, v in env.items() if k.isidentifier() and k not in self.env
-        )
-
     def check(self, ins: Instr, env: Mapping[str, int]) -> None:
         """Hand the instruction's accesses to the race checker (before running it, so that
         a window outside its tensor is reported by the instruction itself)."""
@@ -214,7 +212,7 @@ class _Machine:
                 into.append(
                     (f"@{view.tensor}", elements(view, env), f"global memory of {view.tensor}")
                 )
-        self.races.access(ins, self.prog.pipe_of(ins), reads, writes, self.loops(env))
+        self.races.access(ins, self.prog.pipe_of(ins), reads, writes, self.where(env, sizes=False))
 
     def scalar(self, s: Scalar, env: Mapping[str, int]) -> float | int:
         v = s.value

@@ -356,15 +356,27 @@ class Schedule:
         """Instances of `stmts` (inside the last loop of `path`) -> the path's loop values."""
         u: isl.UnionMap | None = None
         for s in stmts:
-            vals = [self.loop_info[x].values[s] for x in path]
-            m = isl.Map.from_pw_aff(vals[0])
-            for v in vals[1:]:
-                m = m.flat_range_product(isl.Map.from_pw_aff(v))
-            m = m.set_tuple_name(isl.dim_type.in_, s)
-            um = isl.UnionMap.from_map(m)
+            um = self._statement_prefix_map(tuple(path), s)
             u = um if u is None else u.union(um)
         assert u is not None
         return u
+
+    def _statement_prefix_map(self, path: tuple[str, ...], stmt: str) -> isl.UnionMap:
+        # Legality asks for the same (loops, statement) once per dependence.
+        key = (path, stmt)
+        found = self._prefix_maps.get(key)
+        if found is None:
+            vals = [self.loop_info[x].values[stmt] for x in path]
+            m = isl.Map.from_pw_aff(vals[0])
+            for v in vals[1:]:
+                m = m.flat_range_product(isl.Map.from_pw_aff(v))
+            m = m.set_tuple_name(isl.dim_type.in_, stmt)
+            found = self._prefix_maps[key] = isl.UnionMap.from_map(m)
+        return found
+
+    @cached_property
+    def _prefix_maps(self) -> dict[tuple[tuple[str, ...], str], isl.UnionMap]:
+        return {}
 
     # -- new values (what the primitives build with)
     def derive(self, **changes: Any) -> Self:

@@ -26,6 +26,7 @@ accesses to a region of an array (memset, tile copies, ...) as ``A[..]``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,19 +239,34 @@ def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
 def _format_subscripts(
     array: str, subs: tuple[str, ...], n_loops: int, names: list[str], program: PolyProgram
 ) -> str | None:
-    loops = ", ".join(f"_l{n}" for n in range(n_loops))
-    params = ", ".join(program.params)
+    affs = _subscript_affs(tuple(program.params), n_loops, subs)
+    if affs is None:
+        return None  # not one affine function: min/max of several
     out: list[str] = []
-    for e in subs:
-        try:
-            aff = isl.Aff(f"[{params}] -> {{ [{loops}] -> [({e})] }}")
-        except isl.Error:
-            return None  # not one affine function: min/max of several
+    for aff in affs:
         text = _format_aff(aff, names, program.param_display)
         if text is None:
             return f"{array}[..]"
         out.append(text)
     return f"{array}[{', '.join(out)}]"
+
+
+@functools.lru_cache(maxsize=4096)
+def _subscript_affs(
+    params: tuple[str, ...], n_loops: int, subs: tuple[str, ...]
+) -> tuple[isl.Aff, ...] | None:
+    """The subscripts of an access as affine functions of `_l0, _l1, ...`, or None.
+
+    Parsed once per distinct access (isl's parser costs a third of a millisecond, and
+    the same subscripts recur across statements and schedules of one program).
+    """
+    loops = ", ".join(f"_l{n}" for n in range(n_loops))
+    exprs = ", ".join(f"({e})" for e in subs)
+    try:
+        ma = isl.MultiAff(f"[{', '.join(params)}] -> {{ [{loops}] -> [{exprs}] }}")
+    except isl.Error:
+        return None
+    return tuple(ma.get_at(d) for d in range(len(subs)))
 
 
 def _format_access(array: str, rel: isl.Map, names: list[str], params: dict[str, str]) -> str:

@@ -33,21 +33,28 @@ def fuse_temporaries(body: list[ast.stmt]) -> list[ast.stmt]:
         for n in ast.walk(st)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     )
-    return _fuse_block(body, uses)
+    return _fuse_block(body, uses)[0]
 
 
-def _fuse_block(stmts: list[ast.stmt], uses: Counter[str]) -> list[ast.stmt]:
+def _fuse_block(stmts: list[ast.stmt], uses: Counter[str]) -> tuple[list[ast.stmt], set[str]]:
+    """The block fused, and the names its statements bind (nested blocks included)."""
     out: list[ast.stmt] = []
-    pending: dict[str, ast.expr] = {}  # name -> its pure definition, not yet used
+    # name -> its pure definition, not yet used, and the names that definition reads
+    pending: dict[str, tuple[ast.expr, set[str]]] = {}
     folded: set[str] = set()  # the names whose definition was folded into its use
     definition: dict[str, ast.stmt] = {}
+    binds: dict[int, set[str]] = {}
     for st in stmts:
+        # Each nested block reports what it binds, so no statement is walked once per
+        # enclosing loop (deep nests were quadratic).
+        bound = _own_bound_names(st)
         for nested in _blocks(st):
-            nested[:] = _fuse_block(nested, uses)
+            nested[:], inner = _fuse_block(nested, uses)
+            bound |= inner
+        binds[id(st)] = bound
         # A statement that rebinds a name a pending definition reads ends that definition.
-        bound = _bound_names(st)
-        for name, e in list(pending.items()):
-            if bound & _names(e) or name in bound:
+        for name, (_, reads) in list(pending.items()):
+            if bound & reads or name in bound:
                 del pending[name]
         if not _nested(st):
             folded |= _substitute(st, pending)
@@ -64,15 +71,16 @@ def _fuse_block(stmts: list[ast.stmt], uses: Counter[str]) -> list[ast.stmt]:
             and uses[st.targets[0].id] == 1
             and _pure(st.value)
         ):
-            pending[st.targets[0].id] = st.value
+            pending[st.targets[0].id] = (st.value, _names(st.value))
             definition[st.targets[0].id] = st
         out.append(st)
     # Definitions that were folded into their use go.
     gone = {id(definition[n]) for n in folded}
-    return [s for s in out if id(s) not in gone]
+    kept = [s for s in out if id(s) not in gone]
+    return kept, set().union(*(binds[id(s)] for s in kept))
 
 
-def _substitute(st: ast.stmt, pending: dict[str, ast.expr]) -> set[str]:
+def _substitute(st: ast.stmt, pending: dict[str, tuple[ast.expr, set[str]]]) -> set[str]:
     """Replace, in `st`, each load of a pending name by its definition; the names
     folded."""
     folded: set[str] = set()
@@ -82,7 +90,7 @@ def _substitute(st: ast.stmt, pending: dict[str, ast.expr]) -> set[str]:
     class Fold(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if isinstance(node.ctx, ast.Load) and node.id in pending:
-                e = pending.pop(node.id)
+                e, _ = pending.pop(node.id)
                 folded.add(node.id)
                 return self.visit(e)
             return node
@@ -117,11 +125,18 @@ def _names(e: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
 
 
-def _bound_names(st: ast.stmt) -> set[str]:
+def _own_bound_names(st: ast.stmt) -> set[str]:
+    """The names `st` binds or deletes outside the nested blocks `_blocks` yields."""
+    blocks = {id(b) for b in _blocks(st)}
     out: set[str] = set()
-    for n in ast.walk(st):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-            out.add(n.id)
+    for _, value in ast.iter_fields(st):
+        if id(value) in blocks:
+            continue
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, ast.AST):
+                for n in ast.walk(part):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                        out.add(n.id)
     return out
 
 

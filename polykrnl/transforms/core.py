@@ -213,9 +213,9 @@ class Schedule:
         return self.reference.note if self.reference is not None else ""
 
     # -- lookup
-    @cached_property
-    def statements(self) -> dict[str, Statement]:
-        return {s.name: s for s in self.program.statements}
+    @property
+    def statements(self) -> Mapping[str, Statement]:
+        return self.program.statement_map
 
     def loop(self, name: str) -> LoopInfo:
         try:

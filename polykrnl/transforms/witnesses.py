@@ -20,7 +20,7 @@ from polykrnl.transforms.legality_report import BandVerdict, Instance, Violation
 
 
 def witness(
-    pairs: isl.UnionMap, stmts: dict[str, Statement]
+    pairs: isl.UnionMap, stmts: Mapping[str, Statement]
 ) -> tuple[Instance, Instance, dict[str, int]]:
     """A sample pair of instances of `pairs`, and the parameter values it needs."""
     maps: list[isl.Map] = []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import Literal
 
 import islpy as isl
@@ -199,10 +200,13 @@ class PolyProgram:
         return [p for p in self.params if p in used]
 
     def statement(self, name: str) -> Statement:
-        for s in self.statements:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        return self.statement_map[name]
+
+    @cached_property
+    def statement_map(self) -> Mapping[str, Statement]:
+        """Statement name -> statement (one table per program: every schedule of a
+        function with many nests, and each nest's part of it, shares it)."""
+        return MappingProxyType({s.name: s for s in self.statements})
 
     @property
     def domain(self) -> isl.UnionSet:
@@ -238,7 +242,7 @@ class PolyProgram:
         """The schedule tree of the program as written (recipe included)."""
         return build_tree(
             self.tree,
-            {s.name: s for s in self.statements},
+            self.statement_map,
             lambda loop, stmt: _loop_value(stmt, loop),
         )
 
@@ -248,7 +252,7 @@ class PolyProgram:
         encloses its point loop orders nothing the point loop does not, so dependences
         are the same computed on this tree, which has no quasi-affine tile dimensions
         (isl's dataflow analysis on deep tiled nests takes minutes, and crashed)."""
-        statements = {s.name: s for s in self.statements}
+        statements = self.statement_map
         return build_tree(
             _untiled(self.tree, statements),
             statements,
@@ -259,7 +263,7 @@ class PolyProgram:
     def nest_orders(self) -> tuple[tuple[frozenset[str], isl.Schedule], ...]:
         """Per top-level node of `tree`: its statements and their order (the tree of
         `order_schedule` inside the node), each built from the node alone."""
-        statements = {s.name: s for s in self.statements}
+        statements = self.statement_map
         out: list[tuple[frozenset[str], isl.Schedule]] = []
         for node in _untiled(self.tree, statements):
             names = frozenset(_stmts_in(node))
@@ -298,7 +302,7 @@ def renamed(s: Statement, name: str) -> Statement:
     )
 
 
-def _untiled(nodes: Sequence[PNode], statements: dict[str, Statement]) -> tuple[PNode, ...]:
+def _untiled(nodes: Sequence[PNode], statements: Mapping[str, Statement]) -> tuple[PNode, ...]:
     """`nodes` with each tile loop whose body is just its point loop replaced by that
     loop (unless a statement's instances are indexed by the tile loop's value)."""
     out: list[PNode] = []
@@ -326,7 +330,7 @@ def _loop_value(stmt: Statement, loop: str) -> isl.PwAff:
 
 def build_tree(
     nodes: Sequence[PNode],
-    statements: dict[str, Statement],
+    statements: Mapping[str, Statement],
     value: Callable[[str, Statement], isl.PwAff],
     marks: Callable[[str, isl.Schedule], isl.Schedule] | None = None,
 ) -> isl.Schedule:
@@ -360,7 +364,7 @@ def _stmts_in(node: PNode) -> Iterator[str]:
 
 def _subtree(
     node: PNode,
-    statements: dict[str, Statement],
+    statements: Mapping[str, Statement],
     value: Callable[[str, Statement], isl.PwAff],
     marks: Callable[[str, isl.Schedule], isl.Schedule] | None,
 ) -> isl.Schedule | None:

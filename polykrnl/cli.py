@@ -76,7 +76,7 @@ def _definitions(module: Module) -> list[Function]:
     return [f for f in module.functions if f.op.body.blocks]
 
 
-def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_print(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
 
@@ -92,7 +92,7 @@ def _cmd_print(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_ops(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.ops import SupportTable, supported_ops
 
     table = supported_ops()
@@ -108,12 +108,30 @@ def _cmd_ops(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
 
-    verify(load(args.file))
-    out.write("ok\n")
+    if not args.more:
+        verify(load(args.file))
+        out.write("ok\n")
+        return EXIT_OK
+    # Several files in one process: the start-up (importing xDSL's dialects, most of a
+    # one-file run) is paid once. Each file gets its line; a bad one does not stop the rest.
+    files = [args.file, *args.more]
+    failed = 0
+    for file in files:
+        try:
+            verify(load(file))
+        except PolykrnlError as e:
+            failed += 1
+            out.flush()
+            err.write(e.render(default_file=file) + "\n")
+            continue
+        out.write(f"{file}: ok\n")
+    if failed:
+        err.write(f"error: {failed} of {len(files)} files failed verification\n")
+        return EXIT_BAD_INPUT
     return EXIT_OK
 
 
@@ -131,7 +149,7 @@ def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
     return params
 
 
-def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.runner import run_cli
@@ -153,7 +171,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     )
 
 
-def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
@@ -175,7 +193,7 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO) -> int:
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
 
 
-def _cmd_emit_numba(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -210,7 +228,7 @@ def _emit(out: TextIO, output: str | None, text: str, what: str) -> int:
     return EXIT_OK
 
 
-def _cmd_emit_pto(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_emit_pto(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -402,7 +420,7 @@ def _how_to_pass(t: Attribute) -> str:
         return "a value of that type"
 
 
-def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_lower(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -424,7 +442,7 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_trace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -445,7 +463,7 @@ def _cmd_trace(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import check
@@ -464,7 +482,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if all(r.legal for r in reports) else EXIT_FAIL
 
 
-def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.demo import run_demo
 
     return run_demo(out)
@@ -497,8 +515,14 @@ def _build_parser() -> _ArgumentParser:
     sp.add_argument("--generic", action="store_true", help="print the generic MLIR form")
     sp.set_defaults(handler=_cmd_print)
 
-    sp = sub.add_parser("verify", help="structural and scoping checks; prints 'ok'")
-    sp.add_argument("file")
+    sp = sub.add_parser(
+        "verify",
+        help="structural and scoping checks; prints 'ok' (several files: 'FILE: ok' each)",
+    )
+    sp.add_argument("file", metavar="FILE")
+    sp.add_argument(
+        "more", nargs="*", metavar="FILE", help="more files, checked in the same process"
+    )
     sp.set_defaults(handler=_cmd_verify)
 
     sp = sub.add_parser("lower", help="the final loop nest after the Krnl recipe")
@@ -740,8 +764,8 @@ def main(
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the verb of `args`, every failure turned into a message and an exit status."""
     try:
-        handler: Callable[[argparse.Namespace, TextIO], int] = args.handler
-        return handler(args, out)
+        handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.handler
+        return handler(args, out, err)
     except _UsageError as e:
         err.write(f"error: {e}\n{_build_parser().format_usage()}")
         return EXIT_BAD_INPUT

@@ -985,6 +985,31 @@ def test_valid_program_verifies(name: str, tmp_path: Path) -> None:
     assert out.getvalue() == "ok\n"
 
 
+def test_cli_verifies_several_files_in_one_run(tmp_path: Path) -> None:
+    # Each file gets its line or its located error; a bad file does not stop the others.
+    good = sorted(VALID)[:2]
+    paths = [tmp_path / f"{name}.mlir" for name in good]
+    for path, name in zip(paths, good, strict=True):
+        path.write_text(VALID[name])
+    case = CASES[0]
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(case.source)
+    missing = tmp_path / "missing.mlir"
+    argv = ["verify", str(paths[0]), str(bad), str(missing), str(paths[1])]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(argv, out=out, err=err) == 2
+    assert out.getvalue() == f"{paths[0]}: ok\n{paths[1]}: ok\n"
+    text = err.getvalue()
+    assert f"error: {bad}:{case.line}:{case.column}: " in text
+    assert f"error: {missing}: cannot read" in text
+    assert text.rstrip().endswith("error: 2 of 4 files failed verification")
+    assert "Traceback" not in text
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["verify", *map(str, paths)], out=out, err=err) == 0, err.getvalue()
+    assert out.getvalue() == "".join(f"{p}: ok\n" for p in paths)
+    assert err.getvalue() == ""
+
+
 def test_region_is_what_makes_the_bound_valid() -> None:
     # The same program without krnl.region: %m is no longer a valid symbol.
     source = REGION.replace('    "krnl.region"() ({\n', "").replace("    }) : () -> ()\n", "")

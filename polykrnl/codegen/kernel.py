@@ -30,6 +30,7 @@ from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
+from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
@@ -272,7 +273,8 @@ def write_kernel(
         translator.replace_loop = vectorizer
     # One isl AST per top-level nest: one over the whole function costs time quadratic
     # in the number of nests.
-    roots = [build_ast(tree) for tree in sched.nest_trees]
+    trees, steps = sched.indexed_nest_trees
+    roots = [tile_starts(build_ast(tree), steps) for tree in trees]
     if vectorizer is not None:
         vectorizer.copied = frozenset().union(*(copied_statements(r) for r in roots))
     body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]

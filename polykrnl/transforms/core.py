@@ -413,11 +413,36 @@ class Schedule:
         """The isl schedule tree of each top-level node that holds a statement, in order
         (`tree` is their sequence). Code is generated nest by nest: isl's AST of one
         tree over hundreds of nests takes time quadratic in their number."""
+        return self._nest_trees({})
+
+    @cached_property
+    def indexed_nest_trees(self) -> tuple[tuple[isl.Schedule, ...], Mapping[str, int]]:
+        """`nest_trees` with each tile loop whose value is always a multiple of its step
+        (tiles from 0) valued by its tile's index, value / step, and those loops -> step.
+
+        The same order: isl builds the AST of these trees 1.2-2x faster (no integer
+        division to resolve for the tile starts); code generation reads the loops back
+        as tile starts (codegen/tile_starts.py). Tiles of a skewed loop, and tile loops
+        whose full tiles are isolated for an unrolled point loop, keep their starts.
+        """
+        points = self.unrolled_points
+        steps: dict[str, int] = {}
+        for name, info in self.loop_info.items():
+            if info.kind != "tile" or info.step <= 1 or info.isl_bounds or name in points:
+                continue
+            if all(_multiple_of(v, info.step) for v in info.values.values()):
+                steps[name] = info.step
+        return self._nest_trees(steps), MappingProxyType(steps)
+
+    def _nest_trees(self, indexed: Mapping[str, int]) -> tuple[isl.Schedule, ...]:
         infos = self.loop_info
 
         def value(loop: str, stmt: Statement) -> isl.PwAff:
             v = infos[loop].values.get(stmt.name)
             assert v is not None, f"loop {loop} has no value for {stmt.name}"
+            step = indexed.get(loop)
+            if step is not None:
+                return v.scale_down_val(isl.Val.int_from_si(v.get_ctx(), step)).floor()
             return v
 
         def marks(loop: str, sched: isl.Schedule) -> isl.Schedule:
@@ -649,3 +674,9 @@ def _same_statements(a: PolyProgram, b: PolyProgram) -> bool:
         x.name == y.name and x.dims == y.dims and x.domain.is_equal(y.domain)
         for x, y in zip(a.statements, b.statements, strict=True)
     )
+
+
+def _multiple_of(v: isl.PwAff, step: int) -> bool:
+    """Whether `v` is a multiple of `step` wherever it is defined."""
+    s = isl.Val.int_from_si(v.get_ctx(), step)
+    return bool(v.scale_down_val(s).floor().scale_val(s).is_equal(v))

@@ -81,7 +81,7 @@ def _times(k: int, e: isl.AstExpr) -> isl.AstExpr:
             for i in range(n):
                 out = out.set_op_arg(i, _times(k, e.op_get_arg(i)))
             return out
-    return _int(k).mul(e)
+    return e.neg() if k == -1 else _int(k).mul(e)
 
 
 def by_start(e: isl.AstExpr, steps: Mapping[str, int]) -> isl.AstExpr:

@@ -95,11 +95,11 @@ def by_start(e: isl.AstExpr, steps: Mapping[str, int]) -> isl.AstExpr:
     if e.get_type() != isl.ast_expr_type.op:
         return e
     if e.get_op_type() == _MUL and e.op_get_n_arg() == 2:
-        for k_at, c_at in ((0, 1), (1, 0)):
-            k, c = _int_of(e.op_get_arg(k_at)), _id_of(e.op_get_arg(c_at))
-            step = steps.get(c) if c is not None else None
-            if k is not None and step is not None and k % step == 0:
-                return _times(k // step, e.op_get_arg(c_at))
+        # k * c reads k * (c / s), which _times folds to (k / s) * c where s divides k.
+        for k_at, x_at in ((0, 1), (1, 0)):
+            k, x = _int_of(e.op_get_arg(k_at)), e.op_get_arg(x_at)
+            if k is not None and _id_of(x) in steps:
+                return _times(k, by_start(x, steps))
     out = e
     for i in range(e.op_get_n_arg()):
         arg = e.op_get_arg(i)

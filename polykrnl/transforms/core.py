@@ -34,6 +34,7 @@ import islpy as isl
 from polykrnl.errors import ScheduleError, SourceLocation, UnsupportedError
 from polykrnl.model.ir import Function
 from polykrnl.model.poly import (
+    CTX,
     PLoop,
     PNode,
     PolyProgram,
@@ -427,22 +428,26 @@ class Schedule:
         """
         points = self.unrolled_points
         steps: dict[str, int] = {}
+        indices: dict[str, dict[str, isl.PwAff]] = {}
         for name, info in self.loop_info.items():
             if info.kind != "tile" or info.step <= 1 or info.isl_bounds or name in points:
                 continue
-            if all(_multiple_of(v, info.step) for v in info.values.values()):
-                steps[name] = info.step
-        return self._nest_trees(steps), MappingProxyType(steps)
+            step = isl.Val.int_from_si(CTX, info.step)
+            index = {s: v.scale_down_val(step).floor() for s, v in info.values.items()}
+            # Tiles from 0 only: there the start is step * index, for every statement.
+            if all(index[s].scale_val(step).is_equal(v) for s, v in info.values.items()):
+                steps[name], indices[name] = info.step, index
+        return self._nest_trees(indices), MappingProxyType(steps)
 
-    def _nest_trees(self, indexed: Mapping[str, int]) -> tuple[isl.Schedule, ...]:
+    def _nest_trees(
+        self, indexed: Mapping[str, Mapping[str, isl.PwAff]]
+    ) -> tuple[isl.Schedule, ...]:
+        """The nest trees, with the values of the loops in `indexed` taken from it."""
         infos = self.loop_info
 
         def value(loop: str, stmt: Statement) -> isl.PwAff:
-            v = infos[loop].values.get(stmt.name)
+            v = indexed.get(loop, infos[loop].values).get(stmt.name)
             assert v is not None, f"loop {loop} has no value for {stmt.name}"
-            step = indexed.get(loop)
-            if step is not None:
-                return v.scale_down_val(isl.Val.int_from_si(v.get_ctx(), step)).floor()
             return v
 
         def marks(loop: str, sched: isl.Schedule) -> isl.Schedule:
@@ -674,9 +679,3 @@ def _same_statements(a: PolyProgram, b: PolyProgram) -> bool:
         x.name == y.name and x.dims == y.dims and x.domain.is_equal(y.domain)
         for x, y in zip(a.statements, b.statements, strict=True)
     )
-
-
-def _multiple_of(v: isl.PwAff, step: int) -> bool:
-    """Whether `v` is a multiple of `step` wherever it is defined."""
-    s = isl.Val.int_from_si(v.get_ctx(), step)
-    return bool(v.scale_down_val(s).floor().scale_val(s).is_equal(v))

@@ -261,6 +261,8 @@ class LoopPolyhedron:
         else:
             outs_all = outs
         approximation = why or ""
+        data_dims: tuple[int, ...] = ()
+        reach_extra: list[str] | None = None
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
             exact = tuple(str(x) for x in subs)
             extra += [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
@@ -269,6 +271,7 @@ class LoopPolyhedron:
                 # The affine subscripts still bound the access; the others range
                 # over their whole dimension.
                 unknown = [d for d, x in enumerate(subs) if x is None]
+                data_dims = tuple(unknown)
                 extra += [f"{outs[d]} = {x}" for d, x in enumerate(subs) if x is not None]
                 may = True
                 approximation = approximation or (
@@ -281,6 +284,10 @@ class LoopPolyhedron:
                 may = True if subs is not None else may
                 if may:
                     approximation = approximation or f"{op.name} may touch any element of {array}"
+            if region is not None or data_dims:
+                # What the op addresses, before the clip below keeps the relation
+                # inside the array.
+                reach_extra = extra + [c for _, c in region or ()]
             for d, size in enumerate(info.shape):
                 extra.append(f"{outs[d]} >= 0")
                 if size is not None:
@@ -289,7 +296,25 @@ class LoopPolyhedron:
                 extra += [c for _, c in region]
         # The subscripts are written over _l0, _l1, ...: Statement.loops in order.
         rel = self._through_loops(stmt, array, outs_all, extra)
-        return Access(array, rel, write, may, op, exact, approximation if may else "")
+        model = model_of(op)
+        clips = model is not None and model.clips
+        reach = (
+            self._through_loops(stmt, array, outs_all, reach_extra)
+            if reach_extra is not None and not clips
+            else None
+        )
+        return Access(
+            array,
+            rel,
+            write,
+            may,
+            op,
+            exact,
+            approximation if may else "",
+            reach=reach,
+            data_dims=data_dims,
+            clips=clips,
+        )
 
     def virtual_access(
         self, stmt: str, array: str, def_site: Site, write: bool, op: Operation

@@ -210,8 +210,8 @@ POLY.add(
 POLY.add(OpModel(accesses=indexed(2, True), writes=1), k.StoreOp)
 POLY.add(OpModel(accesses=_memset, writes=0), k.MemsetOp, k.RandomNormalOp)
 POLY.add(OpModel(accesses=_memcpy), k.MemcpyOp)
-POLY.add(OpModel(accesses=_copy_to_tile_buffer), k.CopyToTileBufferOp)
-POLY.add(OpModel(accesses=_copy_from_tile_buffer), k.CopyFromTileBufferOp)
+POLY.add(OpModel(accesses=_copy_to_tile_buffer, clips=True), k.CopyToTileBufferOp)
+POLY.add(OpModel(accesses=_copy_from_tile_buffer, clips=True), k.CopyFromTileBufferOp)
 POLY.add(OpModel(accesses=_matmul), k.MatMulOp)
 POLY.add(OpModel(accesses=opaque), k.CallOp, k.SpecializedKernelOp)
 

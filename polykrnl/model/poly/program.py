@@ -47,6 +47,22 @@ class Access:
     # Why the relation covers more than the elements touched (a may-access that is
     # an over-approximation); empty when it is exact.
     approximation: str = ""
+    # The elements the op addresses before the model clips them to the array's shape
+    # (a box of lanes, a flat range, a matmul tile), for memory safety: `relation` stays
+    # inside the array so that dependences never meet elements that do not exist.
+    # None: `relation` itself (exact subscripts, or the whole array).
+    reach: isl.Map | None = None
+    # Dimensions whose subscripts depend on data (a gather): no static bound, checked
+    # where the generated code uses them.
+    data_dims: tuple[int, ...] = ()
+    # The op itself touches only elements inside the memref (a transfer skips lanes
+    # outside it, a tile copy pads): nothing to check.
+    clips: bool = False
+
+    @property
+    def addressed(self) -> isl.Map:
+        """Instances -> the elements the op addresses, in bounds or not."""
+        return self.relation if self.reach is None else self.reach
 
     def __str__(self) -> str:
         return f"{'may-' if self.may else ''}{'write' if self.write else 'read'} {self.relation}"

@@ -82,6 +82,10 @@ class OpModel:
     inline: bool = False
     #: writes to the output stream: its statements keep their order
     io: bool = False
+    #: its region accesses touch only elements inside the memref, by the op's own
+    #: semantics (a vector transfer skips lanes outside, a tile copy pads): memory
+    #: safety has nothing to prove for them
+    clips: bool = False
     #: the index value it computes as an isl expression, when it is affine
     index: IndexFn | None = None
     #: when `index` gives None, the value is not affine; otherwise a value fixed for

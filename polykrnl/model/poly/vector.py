@@ -89,14 +89,17 @@ POLY.add(
     OpModel(pure=True, reads_memory=True, accesses=_run(0, 0, False), writes=False),
     vector.LoadOp,
 )
-POLY.add(OpModel(pure=True, reads_memory=True, accesses=_masked, writes=False), vector.MaskedLoadOp)
-POLY.add(OpModel(accesses=_masked, writes=0), vector.MaskedStoreOp)
+POLY.add(
+    OpModel(pure=True, reads_memory=True, accesses=_masked, writes=False, clips=True),
+    vector.MaskedLoadOp,
+)
+POLY.add(OpModel(accesses=_masked, writes=0, clips=True), vector.MaskedStoreOp)
 POLY.add(OpModel(accesses=_run(0, 1, True), writes=1), vector.StoreOp)
 POLY.add(
-    OpModel(pure=True, reads_memory=True, accesses=_transfer, writes=False),
+    OpModel(pure=True, reads_memory=True, accesses=_transfer, writes=False, clips=True),
     vector.TransferReadOp,
 )
-POLY.add(OpModel(accesses=_transfer, writes=1), vector.TransferWriteOp)
+POLY.add(OpModel(accesses=_transfer, writes=1, clips=True), vector.TransferWriteOp)
 POLY.add(
     PURE,
     vector.BroadcastOp,

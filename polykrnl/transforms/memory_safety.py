@@ -1,0 +1,465 @@
+"""Memory safety as a polyhedral fact: does every access stay inside its array?
+
+For each access, the elements it addresses over its statement's domain (the image of
+the domain under the access map, before the model clips it to the array) are compared
+with the array's extents, for every value of the parameters (sizes and index
+arguments) the function allows. Along one dimension an access leaves the array exactly
+when the largest index it addresses reaches the extent or the smallest is negative, so
+per dimension the parametric minimum and maximum (isl's ``dim_min`` / ``dim_max``)
+decide it, and the parameter values for which some access leaves the array form an isl
+set. Each array gets one verdict:
+
+- ``in bounds``: for every size;
+- ``in bounds when C``: C is the condition on the parameters, simplified;
+- ``out of bounds``: for every size the function allows (a witness instance);
+- ``not proven``: only accesses that may not run (in a branch the model does not
+  follow) can leave the array, for every size.
+
+Subscripts read from memory (a gather) have no static bound: they are listed, and
+generated kernels check them where they are used. Ops that clip by their own semantics
+(vector transfers, masked accesses, tile copies) have nothing to prove.
+
+A certain violation (a must-access of a statement that runs) becomes a guard: a set of
+parameter values to refuse, with the extent needed, which every generated kernel
+checks on the actual sizes before touching memory (``codegen/bounds_guard.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import islpy as isl
+
+from polykrnl.errors import SourceLocation
+from polykrnl.model.poly import Access, DimParam, PolyProgram, Statement
+
+Verdict = Literal["in bounds", "in bounds when", "out of bounds", "not proven"]
+Side = Literal["upper", "lower"]
+
+
+@dataclass(frozen=True)
+class OutOfBounds:
+    """One instance that addresses an element outside its array, and the sizes it needs."""
+
+    statement: str  # the statement's label: `S0 (krnl.load, line 7)`
+    instance: dict[str, int]
+    array: str
+    element: tuple[int, ...]
+    dim: int
+    extent: int
+    params: dict[str, int]  # by the names users give them (`A.0`, `N`)
+    write: bool
+    certain: bool  # a must-access: the instance runs and touches the element
+
+    def __str__(self) -> str:
+        inst = ", ".join(f"{k}={v}" for k, v in self.instance.items())
+        sizes = ", ".join(f"{k} = {v}" for k, v in self.params.items())
+        when = f" when {sizes}" if sizes else ""
+        verb = "writes" if self.write else "reads"
+        if not self.certain:
+            verb = f"may {verb[:-1]}"
+        elem = ", ".join(map(str, self.element))
+        return (
+            f"{self.statement} at ({inst}) {verb} {self.array}[{elem}]{when}: "
+            f"{self.array} has {self.extent} element{'s' * (self.extent != 1)} "
+            f"along dimension {self.dim}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "statement": self.statement,
+            "instance": self.instance,
+            "array": self.array,
+            "element": list(self.element),
+            "dim": self.dim,
+            "extent": self.extent,
+            "params": self.params,
+            "write": self.write,
+            "certain": self.certain,
+        }
+
+
+@dataclass(frozen=True)
+class ArraySafety:
+    """The verdict for one array."""
+
+    array: str
+    verdict: Verdict
+    condition: str = ""  # for `in bounds when`: the condition on the parameters
+    witness: OutOfBounds | None = None
+    # Accesses whose subscripts depend on data: `S2 (krnl.load, line 9): dimension 0`.
+    data_dependent: tuple[str, ...] = ()
+    # Accesses the model knows only as "any element" (through a view without an exact
+    # map, non-affine starts): nothing proven about them.
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        head = (
+            f"in bounds when {self.condition}" if self.verdict == "in bounds when" else self.verdict
+        )
+        if self.verdict == "in bounds" and (self.data_dependent or self.unknown):
+            head = "in bounds (affine subscripts)"
+        return head
+
+    def lines(self) -> list[str]:
+        out = [f"{self.array}: {self.text}"]
+        if self.witness is not None:
+            out.append(f"  {'witness' if self.witness.certain else 'possible'}: {self.witness}")
+        out += [f"  data-dependent subscript, checked at run time: {d}" for d in self.data_dependent]
+        out += [f"  not modelled element by element: {u}" for u in self.unknown]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "array": self.array,
+            "verdict": self.verdict,
+            "condition": self.condition,
+            "witness": None if self.witness is None else self.witness.to_json(),
+            "data_dependent": list(self.data_dependent),
+            "unknown": list(self.unknown),
+        }
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Sizes for which a must-access leaves `array` along `dim`: a call must refuse them.
+
+    `bad` is a set over the program's parameters; `needed` (defined on `bad`) is the
+    extent the access needs (`side == "upper"`: the largest index + 1) or its smallest
+    index (`side == "lower"`, negative on `bad`).
+    """
+
+    array: str
+    dim: int
+    side: Side
+    bad: isl.Set
+    needed: isl.PwAff
+    statement: str  # the label of the access's statement
+    write: bool
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """Per-array memory safety of one function (see the module docstring)."""
+
+    function: str
+    arrays: tuple[ArraySafety, ...]
+    guards: tuple[Guard, ...]
+    # Whether refusing the guards' sets proves every modelled access in bounds: no
+    # may-access can leave an array where the guards pass, and no subscript depends
+    # on data. Then the accesses need no per-access check.
+    proven_by_guards: bool
+
+    @property
+    def safe(self) -> bool:
+        """No array is out of bounds for every size."""
+        return all(a.verdict != "out of bounds" for a in self.arrays)
+
+    def array(self, name: str) -> ArraySafety:
+        return next(a for a in self.arrays if a.array == name)
+
+    def __str__(self) -> str:
+        lines = [f"memory safety of @{self.function}:"]
+        lines += [f"  {line}" for a in self.arrays for line in a.lines()]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "safe": self.safe,
+            "proven_by_guards": self.proven_by_guards,
+            "arrays": [a.to_json() for a in self.arrays],
+        }
+
+
+# ------------------------------------------------------------------ analysis
+
+
+@dataclass(frozen=True)
+class _Leave:
+    """Where one access leaves its array along one dimension and side."""
+
+    access: Access
+    stmt: Statement
+    dim: int
+    side: Side
+    bad: isl.Set
+    needed: isl.PwAff
+    runs: isl.Set  # the parameter values for which the access runs at all
+
+
+@functools.lru_cache(maxsize=1024)
+def _extent_set(params: tuple[str, ...], size: int | str) -> isl.Set:
+    """{ [x] : x = size }: an extent (a constant, a parameter or an isl expression of
+    them) as a one-point set over the parameters."""
+    return isl.Set(f"[{', '.join(params)}] -> {{ [x] : x = {size} }}")
+
+
+def _extent(program: PolyProgram, size: int | str) -> isl.PwAff:
+    """The extent as a function of the parameters."""
+    return _extent_set(program.params, size).dim_max(0)
+
+
+def _extent_at(program: PolyProgram, size: int | str, sizes: isl.Set) -> int:
+    """The extent's value at the parameter values of `sizes` (one point)."""
+    s = _extent_set(program.params, size)
+    p = s.intersect_params(sizes.align_params(s.get_space()).params()).sample_point()
+    return int(p.get_coordinate_val(isl.dim_type.set, 0).to_python())
+
+
+def _ge_set(a: isl.PwAff, b: isl.PwAff) -> isl.Set:
+    """{ a >= b } after aligning the parameters of both."""
+    a = a.align_params(b.get_space())
+    return a.ge_set(b.align_params(a.get_space()))
+
+
+def _context(program: PolyProgram) -> isl.Set:
+    """The parameter values a call can have: the program's context, sizes >= 0."""
+    ctx = program.context
+    for p, src in program.param_sources.items():
+        if isinstance(src, DimParam):
+            ctx = ctx.intersect(isl.Set(f"[{p}] -> {{ : {p} >= 0 }}"))
+    return ctx
+
+
+def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> list[_Leave]:
+    info = program.arrays.get(a.array)
+    if info is None or info.virtual or a.clips:
+        return []
+    rng = a.addressed.intersect_domain(stmt.domain).intersect_params(ctx).range()
+    if rng.is_empty():
+        return []
+    rng = rng.coalesce()
+    n_private = rng.dim(isl.dim_type.set) - len(info.shape)
+    out: list[_Leave] = []
+    for d, size in enumerate(info.shape):
+        if d in a.data_dims or size is None:
+            continue
+        pos = n_private + d
+        try:
+            hi = rng.dim_max(pos)
+            lo = rng.dim_min(pos)
+        except isl.Error:  # unbounded: nothing to say
+            continue
+        ext = _extent(program, size)
+        zero = isl.PwAff.val_on_domain(
+            isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
+        )
+        bad_hi = _ge_set(hi, ext).intersect(hi.domain()).coalesce()
+        if not bad_hi.is_empty():
+            one = isl.Val.one(hi.get_ctx())
+            needed = hi.add_constant_val(one).intersect_domain(bad_hi)
+            out.append(_Leave(a, stmt, d, "upper", bad_hi, needed, hi.domain()))
+        bad_lo = lo.lt_set(zero.intersect_domain(lo.domain())).coalesce()
+        if not bad_lo.is_empty():
+            out.append(_Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain()))
+    return out
+
+
+def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -> OutOfBounds:
+    """A concrete instance of `leave`, at the smallest parameter values of `bad`."""
+    a, stmt = leave.access, leave.stmt
+    info = program.arrays[a.array]
+    involved = bad.gist(_context(program))
+    sizes = bad.lexmin() if bad.dim(isl.dim_type.param) else bad
+    sizes = sizes if not sizes.is_empty() else bad
+    pick = sizes.sample_point()
+    fixed = a.addressed.intersect_domain(stmt.domain).intersect_params(
+        isl.Set.from_point(pick) if not pick.is_void() else sizes
+    )
+    n_private = fixed.dim(isl.dim_type.out) - len(info.shape)
+    pos = n_private + leave.dim
+    size = info.shape[leave.dim]
+    # Keep only elements outside the array along the dimension.
+    assert size is not None
+    extent = _extent_at(program, size, fixed.params())
+    out_sp = fixed.range().get_space()
+    coord = isl.PwAff.from_aff(
+        isl.Aff.var_on_domain(isl.LocalSpace.from_space(out_sp), isl.dim_type.set, pos)
+    )
+    bound = isl.PwAff.val_on_domain(
+        isl.Set.universe(out_sp),
+        isl.Val.int_from_si(out_sp.get_ctx(), 0 if leave.side == "lower" else extent),
+    )
+    outside = coord.lt_set(bound) if leave.side == "lower" else coord.ge_set(bound)
+    fixed = fixed.intersect_range(outside)
+    p = fixed.wrap().sample_point()
+    n_in = fixed.dim(isl.dim_type.in_)
+    n_out = fixed.dim(isl.dim_type.out)
+    coords = [
+        int(p.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n_in + n_out)
+    ]
+    params: dict[str, int] = {}
+    for i in range(fixed.dim(isl.dim_type.param)):
+        name = str(fixed.get_dim_name(isl.dim_type.param, i))
+        if name in program.param_sources and _involves(involved, name):
+            params[str(program.param_sources[name])] = int(
+                p.get_coordinate_val(isl.dim_type.param, i).to_python()
+            )
+    return OutOfBounds(
+        statement=_label(program, stmt, a),
+        instance=dict(zip(_user_dims(stmt), coords[:n_in], strict=True)),
+        array=a.array,
+        element=tuple(coords[n_in + n_private :]),
+        dim=leave.dim,
+        extent=extent,
+        params=params,
+        write=a.write,
+        certain=certain,
+    )
+
+
+def _involves(s: isl.Set, name: str) -> bool:
+    pos = s.find_dim_by_name(isl.dim_type.param, name)
+    return pos >= 0 and bool(s.involves_dims(isl.dim_type.param, pos, 1))
+
+
+def _user_dims(stmt: Statement) -> tuple[str, ...]:
+    return stmt.dims
+
+
+def _union(sets: Sequence[isl.Set], ctx: isl.Set) -> isl.Set:
+    out = isl.Set.empty(ctx.get_space())
+    for s in sets:
+        out = out.union(s.align_params(ctx.get_space()).intersect(ctx.align_params(s.get_space())))
+    return out.coalesce()
+
+
+def condition_text(s: isl.Set, display: dict[str, str]) -> str:
+    """A parameter set as a condition users read: `A.0 <= B.0 and N >= 2`."""
+    s = s.remove_redundancies().coalesce()
+    parts: list[str] = []
+    for bs in s.get_basic_sets():
+        terms = [_constraint_text(c, display) for c in bs.get_constraints()]
+        if bs.dim(isl.dim_type.div):
+            return str(s)
+        parts.append(" and ".join(terms) if terms else "true")
+    if not parts:
+        return "false"
+    return parts[0] if len(parts) == 1 else " or ".join(f"({p})" for p in parts)
+
+
+def _constraint_text(c: isl.Constraint, display: dict[str, str]) -> str:
+    pos: list[str] = []
+    neg: list[str] = []
+    for i in range(c.get_space().dim(isl.dim_type.param)):
+        v = int(c.get_coefficient_val(isl.dim_type.param, i).to_python())
+        if v == 0:
+            continue
+        name = str(c.get_space().get_dim_name(isl.dim_type.param, i))
+        name = display.get(name, name)
+        term = name if abs(v) == 1 else f"{abs(v)}*{name}"
+        (pos if v > 0 else neg).append(term)
+    const = int(c.get_constant_val().to_python())
+    # pos - neg + const (>= or ==) 0, written as pos (op) neg - const
+    lhs = " + ".join(pos) if pos else "0"
+    rhs_terms = list(neg)
+    rhs = " + ".join(rhs_terms)
+    if -const:
+        rhs = f"{rhs} {'-' if const > 0 else '+'} {abs(const)}" if rhs else str(-const)
+    rhs = rhs or "0"
+    if not pos and neg:
+        # `0 >= N - 3` reads better as `N <= 3`
+        lhs, rhs = " + ".join(neg), str(const) if not pos else rhs
+        return f"{lhs} {'=' if c.is_equality() else '<='} {rhs}"
+    return f"{lhs} {'=' if c.is_equality() else '>='} {rhs}"
+
+
+def _label(program: PolyProgram, stmt: Statement, a: Access) -> str:
+    """`S0 (krnl.load, line 8)`: the statement and the op that makes the access."""
+    loc = program.function.location(a.op)
+    where = f", line {loc.line}" if loc is not None else ""
+    return f"{stmt.name} ({a.op.name}{where})"
+
+
+@functools.lru_cache(maxsize=64)
+def memory_report(program: PolyProgram) -> MemoryReport:
+    """The memory safety of every array of `program` (computed once per program)."""
+    ctx = _context(program)
+    display = program.param_display
+    by_array: dict[str, list[tuple[_Leave, bool]]] = {}
+    data_dep: dict[str, list[str]] = {}
+    unknown: dict[str, list[str]] = {}
+    for stmt in program.statements:
+        for a in stmt.accesses:
+            info = program.arrays.get(a.array)
+            if info is None or info.virtual:
+                continue
+            by_array.setdefault(a.array, [])
+            if a.data_dims:
+                dims = ", ".join(map(str, a.data_dims))
+                data_dep.setdefault(a.array, []).append(
+                    f"{_label(program, stmt, a)}: dimension{'s' * (len(a.data_dims) > 1)} {dims}"
+                )
+            elif a.may and a.reach is None and a.subscripts is None and a.approximation and not a.clips:
+                unknown.setdefault(a.array, []).append(f"{_label(program, stmt, a)}: {a.approximation}")
+            for leave in _leaves(program, stmt, a, ctx):
+                by_array[a.array].append((leave, not a.may))
+    arrays: list[ArraySafety] = []
+    guards: dict[tuple[Any, ...], Guard] = {}
+    proven_by_guards = not data_dep
+    for name, leaves in by_array.items():
+        must = [lv for lv, certain in leaves if certain]
+        may = [lv for lv, certain in leaves if not certain]
+        bad_must = _union([lv.bad for lv in must], ctx)
+        bad_all = _union([lv.bad for lv in leaves_of(leaves)], ctx)
+        for lv in must:
+            key = (name, lv.dim, lv.side, str(lv.bad), str(lv.needed))
+            guards.setdefault(
+                key,
+                Guard(
+                    name,
+                    lv.dim,
+                    lv.side,
+                    lv.bad,
+                    lv.needed,
+                    _label(program, lv.stmt, lv.access),
+                    lv.access.write,
+                ),
+            )
+        if may and not bad_all.subtract(bad_must).is_empty():
+            proven_by_guards = False
+        dd = tuple(data_dep.get(name, ()))
+        uk = tuple(unknown.get(name, ()))
+        if unknown.get(name):
+            proven_by_guards = False
+        if bad_all.is_empty():
+            arrays.append(ArraySafety(name, "in bounds", data_dependent=dd, unknown=uk))
+            continue
+        certain = bool(must) and not bad_must.is_empty()
+        first = next(
+            (lv for lv in must if not lv.bad.intersect(ctx).is_empty()),
+            next(lv for lv, _ in leaves if not lv.bad.intersect(ctx).is_empty()),
+        )
+        wit = _witness(program, first, certain and not first.access.may, first.bad.intersect(ctx))
+        proven = ctx.subtract(bad_all)
+        if certain and ctx.subtract(bad_must).is_empty():
+            arrays.append(ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk))
+        elif not proven.is_empty():
+            # Each access's condition where it runs (all loops non-empty): the exact
+            # condition's case split over empty loops says nothing users need.
+            conds = dict.fromkeys(
+                condition_text(ctx.subtract(lv.bad).gist(ctx.intersect(lv.runs)), display)
+                for lv in leaves_of(leaves)
+            )
+            cond = " and ".join(c for c in conds if c != "true") or "true"
+            arrays.append(
+                ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
+            )
+        else:
+            arrays.append(ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk))
+    return MemoryReport(
+        program.function.name, tuple(arrays), tuple(guards.values()), proven_by_guards
+    )
+
+
+def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:
+    return [lv for lv, _ in leaves]
+
+
+def location_of(program: PolyProgram, statement: str) -> SourceLocation | None:
+    return program.statement(statement).location

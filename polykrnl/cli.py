@@ -479,7 +479,9 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(data, indent=2) + "\n")
     else:
         out.write("\n".join(str(r) for r in reports) + "\n")
-    return EXIT_OK if all(r.legal for r in reports) else EXIT_FAIL
+    # An access out of bounds for every size is an error in the program, as a violation is.
+    safe = all(r.memory is None or r.memory.safe for r in reports)
+    return EXIT_OK if all(r.legal for r in reports) and safe else EXIT_FAIL
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

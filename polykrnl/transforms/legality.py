@@ -25,6 +25,7 @@ from polykrnl.transforms.core import Schedule, ScheduleT, Step
 from polykrnl.transforms.dependences import kept_dependences
 from polykrnl.transforms.distances import Distances, loop_verdict, over
 from polykrnl.transforms.legality_report import BandVerdict, LegalityReport, LoopVerdict, Violation
+from polykrnl.transforms.memory_safety import memory_report
 from polykrnl.transforms.primitives.permute import reorder
 from polykrnl.transforms.witnesses import (
     flipping_loop,
@@ -103,6 +104,7 @@ def _check(sched: Schedule) -> LegalityReport:
         sched,
         sched.reference_note,
         approximations,
+        memory_report(sched.program),
     )
 
 

@@ -26,6 +26,7 @@ from polykrnl.display import (
 from polykrnl.errors import SourceLocation
 from polykrnl.transforms.core import Schedule
 from polykrnl.transforms.looptree import loop_tree
+from polykrnl.transforms.memory_safety import MemoryReport
 
 LoopStatus = Literal["parallel", "reduction", "forward", "violates"]
 
@@ -172,6 +173,8 @@ class LegalityReport:
     # Statements whose accesses the model over-approximates, each with why
     # ("S2 (krnl.load, line 6): ..."): the verdict is sound but may be pessimistic.
     approximations: tuple[str, ...] = ()
+    # Whether every access stays inside its array, per array (memory_safety.py).
+    memory: MemoryReport | None = field(default=None, compare=False)
 
     @property
     def legal(self) -> bool:
@@ -224,6 +227,9 @@ class LegalityReport:
         if self.approximations:
             lines.append("  approximated accesses (sound, maybe pessimistic):")
             lines += [f"    {a}" for a in self.approximations]
+        if self.memory is not None:
+            lines.append("  memory safety:")
+            lines += [f"    {x}" for x in self.memory.lines()]
         if not self.legal and self.loop_text:
             lines.append("  loop nest (the loops at fault marked):")
             lines += ["    " + x for x in self.marked_loops().splitlines()]
@@ -260,6 +266,7 @@ class LegalityReport:
             "violations": [v.to_json() for v in self.violations],
             "bands": [b.to_json() for b in self.bands],
             "loops": [lv.to_json() for lv in self.loops],
+            "memory": None if self.memory is None else self.memory.to_json(),
         }
 
     def _repr_html_(self) -> str:
@@ -342,6 +349,8 @@ class LegalityReport:
                     f'<ul style="margin: 2px 0; color: {MUTED};">{items_a}</ul>',
                 )
             )
+        if self.memory is not None:
+            parts.append(section("memory safety", self.memory.html_table()))
         if self.loop_text:
             title = "loop nest" + ("" if self.legal else " (the loops at fault marked)")
             text = self.loop_text if self.legal else self.marked_loops()

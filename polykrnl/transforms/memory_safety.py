@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import islpy as isl
 
+from polykrnl.display import Html, code, html_table
 from polykrnl.errors import SourceLocation
 from polykrnl.model.poly import Access, DimParam, PolyProgram, Statement
 
@@ -106,6 +107,7 @@ class ArraySafety:
         return head
 
     def lines(self) -> list[str]:
+        """The verdict, then its witness and the accesses checked at run time."""
         out = [f"{self.array}: {self.text}"]
         if self.witness is not None:
             out.append(f"  {'witness' if self.witness.certain else 'possible'}: {self.witness}")
@@ -162,10 +164,31 @@ class MemoryReport:
     def array(self, name: str) -> ArraySafety:
         return next(a for a in self.arrays if a.array == name)
 
+    def lines(self) -> list[str]:
+        """One line for the arrays in bounds for every size, then one block per other."""
+        plain = [a.array for a in self.arrays if a.verdict == "in bounds" and not a.lines()[1:]]
+        out = [f"in bounds for every size: {', '.join(plain)}"] if plain else []
+        out += [x for a in self.arrays if a.array not in plain for x in a.lines()]
+        return out
+
     def __str__(self) -> str:
         lines = [f"memory safety of @{self.function}:"]
-        lines += [f"  {line}" for a in self.arrays for line in a.lines()]
+        lines += [f"  {line}" for line in self.lines()]
         return "\n".join(lines)
+
+    def html_table(self) -> str:
+        """The per-array verdicts as an HTML table (the rows out of bounds marked)."""
+        rows = [
+            [
+                Html(code(a.array)),
+                a.text,
+                "" if a.witness is None else str(a.witness),
+                "; ".join((*a.data_dependent, *a.unknown)),
+            ]
+            for a in self.arrays
+        ]
+        bad = [k for k, a in enumerate(self.arrays) if a.verdict in ("out of bounds", "not proven")]
+        return html_table(["array", "verdict", "witness", "checked at run time / unknown"], rows, bad_rows=bad)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import (
     ArgumentError,
+    BoundsError,
     BuilderError,
     ComplexityError,
     IllegalTransformError,
@@ -87,6 +88,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ArgumentError",
+    "BoundsError",
     "BuilderError",
     "ComplexityError",
     "Function",

@@ -113,6 +113,12 @@ class ArgumentError(PolykrnlError):
     """Arguments given to run a function do not match its signature."""
 
 
+class BoundsError(ArgumentError, IndexError):
+    """Arrays that do not fit a generated kernel's accesses, refused before any access
+    (or a subscript read from data that leaves its array): names the array, the
+    dimension, the extent needed and the one given."""
+
+
 class InterpretError(PolykrnlError):
     """The reference interpreter met a run-time problem (out of bounds, unknown call...)."""
 

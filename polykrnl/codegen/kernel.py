@@ -11,24 +11,27 @@ from __future__ import annotations
 
 import ast
 import functools
+
+import islpy as isl
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import OpResult, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.ast_loops import copied_statements
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, static_checks
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.pyast import assign, name
+from polykrnl.codegen.pyast import assign, const, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
@@ -41,6 +44,7 @@ from polykrnl.model.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
+from polykrnl.transforms.memory_safety import call_context, extent_pw_aff, memory_report
 from polykrnl.transforms.recipe import schedule
 from polykrnl.transforms.splits import split_point
 from polykrnl.transforms.wavefront import Wavefront, wavefronts
@@ -108,6 +112,9 @@ class WrittenKernel:
     exact: bool  # False when a reduction was reassociated
     # Numba: each krnl.parallel loop -> "prange", or why it stays a sequential range
     pranged: tuple[tuple[str, str], ...] = ()
+    # The guard at its start proves every access in bounds (no subscript read from
+    # data, no access the model cannot follow): no per-access check is needed.
+    proven_in_bounds: bool = False
 
     @property
     def function_source(self) -> str:
@@ -160,13 +167,15 @@ def write_kernel(
     reassociate: bool = True,
     parallel: bool = False,
     target: str = "numpy",
+    check_bounds: bool = True,
 ) -> WrittenKernel:
     """The Python functions of `sched` (and of the functions it calls) for `target`.
 
     "numpy": loops vectorized where legal, krnl.parallel loops around array code on
     threads with `parallel`. "numba": scalar loops only, every value of its MLIR
     type, krnl.parallel loops as `prange` with `parallel` where legality proves
-    them parallel.
+    them parallel. `check_bounds` makes the kernel refuse arrays that do not fit its
+    accesses before touching them (``bounds_guard.py``).
     """
     program = sched.program
     fn = program.function
@@ -181,7 +190,7 @@ def write_kernel(
     for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
         args[arg] = names.fresh(a.name)
         params.append(args[arg])
-    state = KernelState(program, names, args, target=target)
+    state = KernelState(program, names, args, target=target, check_bounds=check_bounds)
     callees: dict[str, WrittenKernel] = {}
 
     def call_target(callee: str) -> str:
@@ -207,12 +216,14 @@ def write_kernel(
     state.call_target = call_target
     prologue: list[ast.stmt] = []
     by_value = {p: v for v, p in program.symbols.items()}
+    param_py: dict[str, str] = {}  # isl parameter -> its Python name in the kernel
     for p in program.params:
-        py = python_name(p)
+        py = param_py[p] = python_name(p)
         v = by_value.get(p)
         if v is not None and v in args:
             if args[v] != py:
-                prologue.append(assign(names.fresh(py), name(args[v])))
+                param_py[p] = names.fresh(py)
+                prologue.append(assign(param_py[p], name(args[v])))
             continue
         src = program.param_sources[p]
         if isinstance(src, DimParam) and src.array in args:
@@ -236,6 +247,7 @@ def write_kernel(
             location=fn.location(fn.op),
             hint="pass the size as an index argument",
         )
+    checks, guards = _bounds_guard(program, args, param_py) if check_bounds else ([], [])
     stmts = {s.name: s for s in program.statements}
     report = legality.check(sched) if vectorize or (numba and parallel) else None
     waves: list[Wavefront] = []
@@ -280,6 +292,9 @@ def write_kernel(
     body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
+    body = [*guards, *body]
+    if any(isinstance(x, ast.Name) and x.id == BOUNDS_ERROR for st in body for x in ast.walk(st)):
+        state.helpers.add(BOUNDS_ERROR)
     returns = _returns(state, fn)
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
     # Sizes the loops, the subscripts and the results do not use go.
@@ -296,7 +311,7 @@ def write_kernel(
     func = ast.FunctionDef(
         entry,
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-        fuse_temporaries([*prologue, *inits, *body, *returns]) or [ast.Pass()],
+        [*checks, *fuse_temporaries([*prologue, *inits, *body, *returns])] or [ast.Pass()],
         [],
         None,
     )
@@ -314,7 +329,45 @@ def write_kernel(
         frozenset(helpers),
         exact,
         tuple(translator.pranged.items()) + tuple(p for c in callees.values() for p in c.pranged),
+        check_bounds
+        and memory_report(program).proven_by_guards
+        and all(c.proven_in_bounds for c in callees.values()),
     )
+
+
+def _bounds_guard(
+    program: PolyProgram, args: dict[SSAValue, str], param_py: dict[str, str]
+) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """The checks of a kernel (bounds_guard.py): the rank and static dimensions of each
+    array argument, at its start; the sizes for which an access would leave its array,
+    once the parameters are computed."""
+    fn = program.function
+    arrays: list[tuple[str, str, tuple[int | None, ...]]] = []
+    extent_of: dict[tuple[str, int], ast.expr] = {}
+    for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
+        t = a.type
+        if not isinstance(t, MemRefType) or isinstance(t.element_type, MemRefType):
+            continue
+        shape = tuple(None if n < 0 else n for n in t.get_shape())
+        arrays.append((a.name, args[arg], shape))
+        array = program.array_names.get(arg)
+        if array is not None:
+            for d in range(len(shape)):
+                extent_of[(array, d)] = ast.Subscript(
+                    ast.Attribute(name(args[arg]), "shape", ast.Load()), const(d), ast.Load()
+                )
+    report = memory_report(program)
+    tr = Translator(lambda _s, _a: [])
+    tr.names.update(param_py)
+    for info in program.arrays.values():
+        if info.virtual or info.value in fn.op.body.block.args:
+            continue
+        for d, size in enumerate(info.shape):
+            if size is not None and any(g.array == info.name and g.dim == d for g in report.guards):
+                pa = extent_pw_aff(program, size)
+                build = isl.AstBuild.from_context(isl.Set.universe(pa.get_domain_space()))
+                extent_of[(info.name, d)] = tr.expr(build.expr_from_pw_aff(pa))
+    return static_checks(arrays), guard_checks(report, call_context(program), param_py, extent_of)
 
 
 def _shared_values(body: list[ast.stmt], state: KernelState) -> str | None:

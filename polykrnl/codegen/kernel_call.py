@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, MemRefType
 
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
+from polykrnl.errors import BoundsError
 from polykrnl.model.interpreter import (
     Interpreter,
     handed_back,
@@ -85,8 +87,20 @@ class KernelCall:
     def __call__(self, **arrays_and_params: Any) -> Any:
         fn = self.schedule.program.function
         values, writeback = self._bound(arrays_and_params)
-        with np.errstate(all="ignore"):
-            results = self._run(values)
+        try:
+            with np.errstate(all="ignore"):
+                results = self._run(values)
+        except IndexError as e:
+            # The kernel's own guard (bounds_guard.py): one polykrnl error, located at
+            # the function. Any other IndexError is not ours to reword.
+            if type(e).__name__ != BOUNDS_ERROR:
+                raise
+            raise BoundsError(
+                f"@{fn.name}: {e}",
+                location=fn.location(fn.op),
+                hint="pass arrays whose sizes fit the accesses (`polykrnl check` states "
+                "the condition under 'memory safety')",
+            ) from None
         if results is None:
             results = ()
         elif not isinstance(results, tuple):

@@ -17,12 +17,14 @@ from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, BOUNDS_ERROR_SOURCE
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.interpreter.krnl import attr_to_py
 from polykrnl.model.ir import int_list
 from polykrnl.model.std_vector import transfer_dims
 
 HELPERS: dict[str, str] = {
+    BOUNDS_ERROR: BOUNDS_ERROR_SOURCE,
     "_pk_parallel": """\
 def _pk_parallel(body, iterations, min_seconds=5e-4):
     # The first iteration runs alone and is timed: threads only pay off when one

@@ -36,6 +36,7 @@ from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
 from polykrnl.errors import UnsupportedError
@@ -227,7 +228,9 @@ IMPORTS = "import numpy as np\nfrom numba import njit, prange"
 
 
 def numba_helper(helper: str, cache: bool = True) -> str:
-    """The source of a helper of Numba kernels, decorated."""
+    """The source of a helper of Numba kernels, decorated (the exception class not)."""
+    if helper == BOUNDS_ERROR:
+        return NUMBA_HELPERS[helper]
     return f'@njit(cache={cache}, error_model="numpy")' + NUMBA_HELPERS[helper].rstrip() + "\n"
 
 

@@ -9,11 +9,16 @@ op (see :data:`NUMBA_HELPERS`), and runs with the NumPy target.
 
 from __future__ import annotations
 
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, BOUNDS_ERROR_SOURCE
+
 __all__ = ["NUMBA_HELPERS"]
 
 # Ties (a == b) decide by the sign bit so that +0.0 and -0.0 order as in MLIR; a NaN
 # operand is the result (maximumf/minimumf) or ignored (maxnumf/minnumf).
 NUMBA_HELPERS: dict[str, str] = {
+    # A class, not a function: the module defines it undecorated (numba_helper), and
+    # compiled code raises it with values computed at run time.
+    BOUNDS_ERROR: BOUNDS_ERROR_SOURCE,
     "_index": '''
 def _index(x):
     """An index value (int64) from an integer scalar."""

@@ -82,6 +82,8 @@ class KernelState:
     vec_keys: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
     # "numpy" or "numba" (scalar code compiled by Numba: typed values, no Python objects)
     target: str = "numpy"
+    # Check subscripts read from data where they are used (bounds_guard.py).
+    check_bounds: bool = True
 
     @property
     def stage(self) -> str:

@@ -222,7 +222,7 @@ def _extent_set(params: tuple[str, ...], size: int | str) -> isl.Set:
     return isl.Set(f"[{', '.join(params)}] -> {{ [x] : x = {size} }}")
 
 
-def _extent(program: PolyProgram, size: int | str) -> isl.PwAff:
+def extent_pw_aff(program: PolyProgram, size: int | str) -> isl.PwAff:
     """The extent as a function of the parameters."""
     return _extent_set(program.params, size).dim_max(0)
 
@@ -240,7 +240,7 @@ def _ge_set(a: isl.PwAff, b: isl.PwAff) -> isl.Set:
     return a.ge_set(b.align_params(a.get_space()))
 
 
-def _context(program: PolyProgram) -> isl.Set:
+def call_context(program: PolyProgram) -> isl.Set:
     """The parameter values a call can have: the program's context, sizes >= 0."""
     ctx = program.context
     for p, src in program.param_sources.items():
@@ -268,7 +268,7 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
             lo = rng.dim_min(pos)
         except isl.Error:  # unbounded: nothing to say
             continue
-        ext = _extent(program, size)
+        ext = extent_pw_aff(program, size)
         zero = isl.PwAff.val_on_domain(
             isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
         )
@@ -287,7 +287,7 @@ def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -
     """A concrete instance of `leave`, at the smallest parameter values of `bad`."""
     a, stmt = leave.access, leave.stmt
     info = program.arrays[a.array]
-    involved = bad.gist(_context(program))
+    involved = bad.gist(call_context(program))
     sizes = bad.lexmin() if bad.dim(isl.dim_type.param) else bad
     sizes = sizes if not sizes.is_empty() else bad
     pick = sizes.sample_point()
@@ -402,7 +402,7 @@ def _label(program: PolyProgram, stmt: Statement, a: Access) -> str:
 @functools.lru_cache(maxsize=64)
 def memory_report(program: PolyProgram) -> MemoryReport:
     """The memory safety of every array of `program` (computed once per program)."""
-    ctx = _context(program)
+    ctx = call_context(program)
     display = program.param_display
     by_array: dict[str, list[tuple[_Leave, bool]]] = {}
     data_dep: dict[str, list[str]] = {}

@@ -28,8 +28,8 @@ BOUNDS_ERROR = "PkBoundsError"
 BOUNDS_ERROR_SOURCE = '''
 class PkBoundsError(IndexError):
     """Arrays that do not fit the kernel's accesses (raised before any access), or a
-    subscript read from data outside its array. args: (array, dim, kind, needed,
-    given, where)."""
+    subscript the model cannot bound (read from data) outside its array.
+    args: (array, dim, kind, needed, given, where)."""
 
     def __str__(self):
         array, dim, kind, needed, given, where = self.args
@@ -42,8 +42,9 @@ class PkBoundsError(IndexError):
             return f"{array}: shape {needed} in the function's type, given {tuple(given)}"
         bad = np.asarray(needed)
         bad = bad[(bad < 0) | (bad >= given)] if bad.ndim else bad
-        return (f"{where}: a subscript read from data is {bad.flat[0]} along dimension "
-                f"{dim} of {array}, which has {given} elements there")
+        return (f"{where}: subscript {bad.flat[0]} along dimension {dim} of {array} is "
+                f"outside [0, {given}) (a subscript the model cannot bound, checked "
+                "where it is used)")
 '''
 
 

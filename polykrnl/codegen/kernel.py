@@ -293,7 +293,7 @@ def write_kernel(
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
     body = [*guards, *body]
-    if any(isinstance(x, ast.Name) and x.id == BOUNDS_ERROR for st in body for x in ast.walk(st)):
+    if checks or guards:
         state.helpers.add(BOUNDS_ERROR)
     returns = _returns(state, fn)
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]

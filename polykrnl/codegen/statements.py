@@ -26,6 +26,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_values import NUMBA_REFUSED, numba_typed
 from polykrnl.codegen.pyast import (
@@ -371,12 +372,12 @@ class StatementWriter:
             )
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
-            subs = [self.value(x) for x in op.operands[1:]]
+            subs = self.checked(op, op.operands[0], [self.value(x) for x in op.operands[1:]])
             self.bind(op.results[0], self.read(mem, subs))
         elif isinstance(op, k.StoreOp | memref.StoreOp):
             val = self.value(op.operands[0])
             mem = self.value(op.operands[1])
-            subs = [self.value(x) for x in op.operands[2:]]
+            subs = self.checked(op, op.operands[1], [self.value(x) for x in op.operands[2:]])
             self.write_to(mem, subs, val)
         elif isinstance(op, affine.LoadOp | affine.StoreOp):
             idx = [self.value(x) for x in op.indices]
@@ -626,6 +627,46 @@ class StatementWriter:
         self.out.append(ast.If(test, then, orelse))
 
     # -- element access, scalar or over the vectorized loops
+    def checked(self, op: Operation, memv: SSAValue, subs: list[ast.expr]) -> list[ast.expr]:
+        """`subs`, each subscript read from data first checked against its dimension (the
+        model bounds the others before the kernel runs: bounds_guard.py). NumPy would
+        read a negative index from the end; Numba's own check is lost inside prange."""
+        if not self.st.check_bounds:
+            return subs
+        access = next((a for a in self.s.accesses if a.op is op and a.data_dims), None)
+        # Only an access of the memref itself: through a view, the model's dimensions
+        # are those of the buffer behind.
+        if access is None or self.st.program.array_names.get(memv) != access.array:
+            return subs
+        self.st.helpers.add(BOUNDS_ERROR)
+        loc = self.st.program.function.location(op)
+        where = f"{self.s.name} ({op.name}{f', line {loc.line}' if loc else ''})"
+        out = list(subs)
+        for d in access.data_dims:
+            ix = self.st.names.fresh("_ix")
+            self.out.append(assign(ix, subs[d]))
+            if self.vector_names(subs[d]):
+                # An array over the vectorized loops, like the expression it names.
+                self._vec_locals.add(ix)
+                self._local_axes[ix] = self.axes_of(subs[d])
+            extent = ast.Subscript(
+                ast.Attribute(self.value(memv), "shape", ast.Load()), const(d), ast.Load()
+            )
+            low = ast.Compare(name(ix), [ast.Lt()], [const(0)])
+            high = ast.Compare(name(ix), [ast.GtE()], [extent])
+            test: ast.expr = (
+                call("np.any", ast.BinOp(low, ast.BitOr(), high))
+                if ix in self._vec_locals
+                else ast.BoolOp(ast.Or(), [low, high])
+            )
+            error = call(
+                BOUNDS_ERROR, const(access.array), const(d), const("data"), name(ix), extent,
+                const(where),
+            )
+            self.out.append(ast.If(test, [ast.Raise(error, None)], []))
+            out[d] = name(ix)
+        return out
+
     def read(self, mem: ast.expr, subs: list[ast.expr]) -> ast.expr:
         sliced = self.slices(subs)
         if sliced is None:

@@ -111,7 +111,11 @@ class ArraySafety:
         out = [f"{self.array}: {self.text}"]
         if self.witness is not None:
             out.append(f"  {'witness' if self.witness.certain else 'possible'}: {self.witness}")
-        out += [f"  data-dependent subscript, checked at run time: {d}" for d in self.data_dependent]
+        out += [
+            f"  subscript not affine in the loops (data, or a loop the model does not "
+            f"follow), checked at run time: {d}"
+            for d in self.data_dependent
+        ]
         out += [f"  not modelled element by element: {u}" for u in self.unknown]
         return out
 

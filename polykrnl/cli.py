@@ -206,7 +206,9 @@ def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     kernels: list[NumbaKernel] = []
     for fn in functions:
         kernels.append(
-            schedule(fn).to_numba(parallel=not args.sequential, boundscheck=not args.no_boundscheck)
+            schedule(fn).to_numba(
+                parallel=not args.sequential, boundscheck=False if args.no_boundscheck else None
+            )
         )
     text = _numpy_module(kernels, Path(args.file).name)
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
@@ -364,8 +366,9 @@ def _module_docstring(kernels: Sequence[NumpyKernel | NumbaKernel], source_name:
         + ". Call an entry function with the arguments in the",
         "order shown, positionally. Arrays must have exactly the dtype and shape shown "
         "(`?`: any size)",
-        "and are updated in place; nothing is checked here (pk.compile(fn) makes a "
-        "kernel that checks).",
+        "and are updated in place. Each entry checks that the arrays fit its accesses",
+        "before touching memory (PkBoundsError, an IndexError, if not); dtypes are not",
+        "checked here (pk.compile(fn) makes a kernel that checks them too).",
         "polykrnl runs kernels under np.errstate(all='ignore'): do the same to silence "
         "floating-point",
         "warnings.",
@@ -619,7 +622,9 @@ def _build_parser() -> _ArgumentParser:
     tp.add_argument(
         "--no-boundscheck",
         action="store_true",
-        help="no index checks (faster; an access outside an array is undefined behaviour)",
+        help="no Numba index checks even where the bounds guard does not prove every access "
+        "(faster; an access outside an array is then undefined behaviour); by default they "
+        "are off only where the guard proves every access in bounds",
     )
     _add_time_limit(tp)
     tp.set_defaults(handler=_cmd_emit_numba)

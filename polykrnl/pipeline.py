@@ -140,7 +140,12 @@ class Schedule(core.Schedule):
 
     @bounded("NumPy code generation")
     def to_numpy(
-        self, *, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
+        self,
+        *,
+        vectorize: bool = True,
+        reassociate: bool = True,
+        parallel: bool = False,
+        check_bounds: bool = True,
     ) -> NumpyKernel:
         """This schedule as a NumPy kernel (built and compiled once per schedule and options).
 
@@ -148,41 +153,54 @@ class Schedule(core.Schedule):
         reference; contractions then run as sequential loops of array updates).
         `parallel=True` runs krnl.parallel loops that stay Python loops around array
         code on threads (see benchmarks/README.md for when that pays off).
+        `check_bounds=False` drops the kernel's bounds guard (``check().memory`` says
+        which sizes are safe): a call whose arrays do not fit is then undefined.
         """
-        key = (vectorize, reassociate, parallel)
+        key = (vectorize, reassociate, parallel, check_bounds)
         found = self._numpy_kernels.get(key)
         if found is None:
             found = self._numpy_kernels[key] = numpy_kernel(self, *key)
         return found
 
     @cached_property
-    def _numpy_kernels(self) -> dict[tuple[bool, bool, bool], NumpyKernel]:
+    def _numpy_kernels(self) -> dict[tuple[bool, bool, bool, bool], NumpyKernel]:
         return {}
 
     @bounded("Numba code generation")
     def to_numba(
-        self, *, parallel: bool = True, boundscheck: bool = True, cache: bool = True
+        self,
+        *,
+        parallel: bool = True,
+        boundscheck: bool | None = None,
+        cache: bool = True,
+        check_bounds: bool = True,
     ) -> NumbaKernel:
         """This schedule as scalar loops compiled by Numba (needs ``polykrnl[numba]``).
 
         The loops follow the schedule exactly (tiles, permutation, unroll); a
         krnl.parallel loop that legality proves parallel runs on Numba's threads
-        (`parallel=False`: sequentially). `boundscheck=False` drops index checks
-        (faster; an out-of-bounds access is then undefined behaviour). `cache=True`
+        (`parallel=False`: sequentially). The kernel's bounds guard (`check_bounds`)
+        refuses arrays that do not fit before any access; where it proves every access
+        in bounds, Numba's own per-access check is off (`boundscheck=None`, the
+        default); `boundscheck=True` / `False` forces it on / off. `cache=True`
         keeps the compiled code on disk for later processes. Compilation happens at
         the first call for each argument signature; `kernel.compile_seconds` says how
         long it took.
         """
-        key = (parallel, boundscheck, cache)
+        key = (parallel, boundscheck, cache, check_bounds)
         found = self._numba_kernels.get(key)
         if found is None:
             found = self._numba_kernels[key] = numba_kernel(
-                self, parallel=parallel, boundscheck=boundscheck, cache=cache
+                self,
+                parallel=parallel,
+                boundscheck=boundscheck,
+                cache=cache,
+                check_bounds=check_bounds,
             )
         return found
 
     @cached_property
-    def _numba_kernels(self) -> dict[tuple[bool, bool, bool], NumbaKernel]:
+    def _numba_kernels(self) -> dict[tuple[bool, bool | None, bool, bool], NumbaKernel]:
         return {}
 
     @bounded("PTO code generation")
@@ -256,19 +274,26 @@ def compile_function(
     vectorize: bool = True,
     reassociate: bool = True,
     parallel: bool | None = None,
+    check_bounds: bool = True,
 ) -> NumpyKernel | NumbaKernel:
     """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
     (the options are those of Schedule.to_numpy) or ``target="numba"`` (scalar loops
     compiled by Numba). `parallel` defaults to the target's default: krnl.parallel
     loops on Python threads only when asked for NumPy (a thread pool pays only for
-    long iterations), as prange for Numba."""
+    long iterations), as prange for Numba. Every kernel refuses arrays that do not fit
+    its accesses (``pk.BoundsError``) unless `check_bounds=False`."""
     if target == "numba":
-        return schedule(fn, force=force).to_numba(parallel=parallel is not False)
+        return schedule(fn, force=force).to_numba(
+            parallel=parallel is not False, check_bounds=check_bounds
+        )
     if target != "numpy":
         raise ScheduleError(
             f"unknown target {target!r}",
             hint="target='numpy' or 'numba' (PTO kernels: sched.to_pto(arch=...))",
         )
     return schedule(fn, force=force).to_numpy(
-        vectorize=vectorize, reassociate=reassociate, parallel=bool(parallel)
+        vectorize=vectorize,
+        reassociate=reassociate,
+        parallel=bool(parallel),
+        check_bounds=check_bounds,
     )

@@ -177,14 +177,6 @@ def test_no_private_name_imported_from_another_module() -> None:
     assert found == []
 
 
-MAX_LINES = 800
-
-
-def test_no_module_over_800_lines() -> None:
-    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in FILES}
-    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
-
-
 # A comparison with an op name, `op.name == "x.y"` or `n in ("x.y", ...)` whatever
 # holds the name: op semantics belong in the op tables of polykrnl.model.registry,
 # looked up by class, or in isinstance tests.

@@ -532,7 +532,7 @@ def test_declarations_are_skipped_and_refused_clearly(tmp_path: Path) -> None:
         assert main([*argv, str(path)], out=out, err=err) == 0, (argv, err.getvalue())
     out = io.StringIO()
     main(["emit", "numpy", str(path)], out=out, err=io.StringIO())
-    assert "def kernel_f(" in out.getvalue() and "ext" not in out.getvalue()
+    assert "def kernel_f(" in out.getvalue() and "kernel_ext" not in out.getvalue()
     with pytest.raises(pk.UnsupportedError, match="declaration without a body"):
         pk.poly_program(pk.parse(DECLARED)["ext"])
 

@@ -62,14 +62,21 @@ def static_checks(arrays: Sequence[tuple[str, str, tuple[int | None, ...]]]) -> 
     out: list[ast.stmt] = []
     for array, py, shape in arrays:
         tests: list[ast.expr] = [
-            ast.Compare(ast.Attribute(name(py), "ndim", ast.Load()), [ast.NotEq()], [const(len(shape))])
+            ast.Compare(
+                ast.Attribute(name(py), "ndim", ast.Load()), [ast.NotEq()], [const(len(shape))]
+            )
         ]
         tests += [
             ast.Compare(_shape(py, d), [ast.NotEq()], [const(size)])
             for d, size in enumerate(shape)
             if size is not None
         ]
-        typed = "(" + ", ".join("?" if n is None else str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+        typed = (
+            "("
+            + ", ".join("?" if n is None else str(n) for n in shape)
+            + ("," if len(shape) == 1 else "")
+            + ")"
+        )
         given = ast.Attribute(name(py), "shape", ast.Load())
         out.append(
             ast.If(
@@ -101,7 +108,11 @@ def guard_checks(
         out.append(
             ast.If(
                 test,
-                [_raise(const(g.array), const(g.dim), const(kind), needed, given, const(g.statement))],
+                [
+                    _raise(
+                        const(g.array), const(g.dim), const(kind), needed, given, const(g.statement)
+                    )
+                ],
                 [],
             )
         )
@@ -117,3 +128,49 @@ def _condition(g: Guard, context: isl.Set, tr: Translator) -> tuple[ast.expr, as
     inside = isl.AstBuild.from_context(bad.intersect(ctx))
     needed = tr.expr(inside.expr_from_pw_aff(g.needed.align_params(bad.get_space())))
     return test, needed
+
+
+def oob_raises(flag: str, sites: Sequence[tuple[str, int, str]]) -> list[ast.stmt]:
+    """After a Numba kernel's loops: the error of the first failed subscript check noted
+    in `flag` ([site number + 1, the subscript, the extent]), if any."""
+    value = ast.Subscript(name(flag), const(1), ast.Load())
+    extent = ast.Subscript(name(flag), const(2), ast.Load())
+    return [
+        ast.If(
+            ast.Compare(ast.Subscript(name(flag), const(0), ast.Load()), [ast.Eq()], [const(k)]),
+            [_raise(const(array), const(dim), const("data"), value, extent, const(where))],
+            [],
+        )
+        for k, (array, dim, where) in enumerate(sites, 1)
+    ]
+
+
+def subscript_check(
+    ix: str,
+    extent: ast.expr,
+    array: str,
+    dim: int,
+    where: str,
+    vector: bool,
+    site: tuple[str, int] | None,
+) -> ast.If:
+    """The check of subscript `ix` (an array over vectorized loops when `vector`) against
+    `extent`: it raises, or with `site` (Numba: the flag array, the site's number)
+    notes the failure and makes `ix` 0, since a raise inside prange keeps Numba from
+    running the loop on threads (`oob_raises` raises after the loops)."""
+    low = ast.Compare(name(ix), [ast.Lt()], [const(0)])
+    high = ast.Compare(name(ix), [ast.GtE()], [extent])
+    test: ast.expr = (
+        call("np.any", ast.BinOp(low, ast.BitOr(), high))
+        if vector
+        else ast.BoolOp(ast.Or(), [low, high])
+    )
+    if site is None:
+        error = _raise(const(array), const(dim), const("data"), name(ix), extent, const(where))
+        return ast.If(test, [error], [])
+    flag, number = site
+    notes: list[ast.stmt] = [
+        ast.Assign([ast.Subscript(name(flag), const(k), ast.Store())], v)
+        for k, v in enumerate((const(number), name(ix), extent))
+    ]
+    return ast.If(test, [*notes, ast.Assign([ast.Name(ix, ast.Store())], const(0))], [])

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import ast
 import functools
-
-import islpy as isl
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
+import islpy as isl
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import OpResult, SSAValue
@@ -25,13 +24,13 @@ from xdsl.ir import OpResult, SSAValue
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.ast_loops import copied_statements
-from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, static_checks
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, oob_raises, static_checks
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.pyast import assign, const, name
+from polykrnl.codegen.pyast import assign, call, const, name
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
@@ -123,16 +122,27 @@ class WrittenKernel:
 
 
 def to_numpy(
-    sched: Schedule, vectorize: bool = True, reassociate: bool = True, parallel: bool = False
+    sched: Schedule,
+    vectorize: bool = True,
+    reassociate: bool = True,
+    parallel: bool = False,
+    check_bounds: bool = True,
 ) -> NumpyKernel:
     """The NumPy kernel of a schedule.
 
     `vectorize=False` keeps every loop a Python loop; `reassociate=False` keeps
     reductions in their order (bit-exact results, slower contractions);
     `parallel=True` runs the krnl.parallel loops that stay Python loops around
-    array code on a thread pool (scalar bodies hold the GIL and would not gain).
+    array code on a thread pool (scalar bodies hold the GIL and would not gain);
+    `check_bounds=False` drops the bounds guard (bounds_guard.py).
     """
-    w = write_kernel(sched, vectorize=vectorize, reassociate=reassociate, parallel=parallel)
+    w = write_kernel(
+        sched,
+        vectorize=vectorize,
+        reassociate=reassociate,
+        parallel=parallel,
+        check_bounds=check_bounds,
+    )
     header = "\n".join(
         [
             f"# polykrnl NumPy kernel of @{sched.program.function.name}",
@@ -191,6 +201,7 @@ def write_kernel(
         args[arg] = names.fresh(a.name)
         params.append(args[arg])
     state = KernelState(program, names, args, target=target, check_bounds=check_bounds)
+    state.oob_flag = names.fresh("_pk_oob")
     callees: dict[str, WrittenKernel] = {}
 
     def call_target(callee: str) -> str:
@@ -295,6 +306,9 @@ def write_kernel(
     body = [*guards, *body]
     if checks or guards:
         state.helpers.add(BOUNDS_ERROR)
+    if state.oob_sites:
+        prologue.append(assign(state.oob_flag, call("np.zeros", const(3), name("np.int64"))))
+        body += oob_raises(state.oob_flag, state.oob_sites)
     returns = _returns(state, fn)
     inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
     # Sizes the loops, the subscripts and the results do not use go.

@@ -16,8 +16,8 @@ from xdsl.dialects import vector
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.model import dialect as k
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, BOUNDS_ERROR_SOURCE
+from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.model.interpreter.krnl import attr_to_py
 from polykrnl.model.ir import int_list

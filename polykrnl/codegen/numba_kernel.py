@@ -34,9 +34,9 @@ from xdsl.ir import Attribute
 
 from polykrnl import display
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
-from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
 from polykrnl.errors import UnsupportedError
@@ -71,6 +71,8 @@ class NumbaKernel(KernelCall):
     helpers: frozenset[str] = frozenset()  # the helper functions the source defines
     function_source: str = ""  # the generated functions alone, decorated (for a module)
     exact: bool = True  # scalar loops in the schedule's order: the reference's results
+    # Numba's per-access index checks: off where the bounds guard proves every access
+    boundscheck: bool = True
     # argument signature -> seconds Numba took to compile it (filled by calls)
     compile_seconds: dict[tuple[Any, ...], float] = field(default_factory=dict, compare=False)
 
@@ -156,14 +158,20 @@ class NumbaKernel(KernelCall):
 
 
 def to_numba(
-    sched: Schedule, *, parallel: bool = True, boundscheck: bool = True, cache: bool = True
+    sched: Schedule,
+    *,
+    parallel: bool = True,
+    boundscheck: bool | None = None,
+    cache: bool = True,
+    check_bounds: bool = True,
 ) -> NumbaKernel:
     """The Numba kernel of a schedule.
 
-    `parallel=False` runs krnl.parallel loops sequentially; `boundscheck=False`
-    drops Numba's index checks (faster; an access outside an array is then
-    undefined behaviour instead of an IndexError); `cache=False` keeps the module
-    in memory (no file, no on-disk cache).
+    `parallel=False` runs krnl.parallel loops sequentially; `check_bounds` writes the
+    bounds guard (bounds_guard.py); Numba's own index checks (`boundscheck`) are on
+    unless the guard proves every access in bounds (None), or as forced (an access
+    outside an array without either check is undefined behaviour); `cache=False`
+    keeps the module in memory (no file, no on-disk cache).
     """
     reason = numba_missing()
     if reason is not None:
@@ -171,8 +179,15 @@ def to_numba(
         raise UnsupportedError(reason, location=fn.location(fn.op), hint=INSTALL_HINT)
     with numpy_ops.for_numba():
         w = write_kernel(
-            sched, vectorize=False, reassociate=False, parallel=parallel, target="numba"
+            sched,
+            vectorize=False,
+            reassociate=False,
+            parallel=parallel,
+            target="numba",
+            check_bounds=check_bounds,
         )
+    if boundscheck is None:
+        boundscheck = not w.proven_in_bounds
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
     for f in functions.body:
@@ -220,6 +235,7 @@ def to_numba(
         cache=cache,
         helpers=w.helpers,
         function_source=function_source,
+        boundscheck=boundscheck,
     )
 
 

@@ -24,9 +24,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
-from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_values import NUMBA_REFUSED, numba_typed
 from polykrnl.codegen.pyast import (
@@ -85,6 +85,10 @@ class KernelState:
     target: str = "numpy"
     # Check subscripts read from data where they are used (bounds_guard.py).
     check_bounds: bool = True
+    # Numba: the checks of such subscripts (array, dimension, where), noted in the
+    # array `oob_flag` and raised after the loops (StatementWriter.checked).
+    oob_sites: list[tuple[str, int, str]] = field(default_factory=list)
+    oob_flag: str = "_pk_oob"
 
     @property
     def stage(self) -> str:
@@ -652,18 +656,12 @@ class StatementWriter:
             extent = ast.Subscript(
                 ast.Attribute(self.value(memv), "shape", ast.Load()), const(d), ast.Load()
             )
-            low = ast.Compare(name(ix), [ast.Lt()], [const(0)])
-            high = ast.Compare(name(ix), [ast.GtE()], [extent])
-            test: ast.expr = (
-                call("np.any", ast.BinOp(low, ast.BitOr(), high))
-                if ix in self._vec_locals
-                else ast.BoolOp(ast.Or(), [low, high])
-            )
-            error = call(
-                BOUNDS_ERROR, const(access.array), const(d), const("data"), name(ix), extent,
-                const(where),
-            )
-            self.out.append(ast.If(test, [ast.Raise(error, None)], []))
+            site: tuple[str, int] | None = None
+            if self.st.target == "numba":
+                self.st.oob_sites.append((access.array, d, where))
+                site = (self.st.oob_flag, len(self.st.oob_sites))
+            vector = ix in self._vec_locals
+            self.out.append(subscript_check(ix, extent, access.array, d, where, vector, site))
             out[d] = name(ix)
         return out
 

@@ -192,7 +192,9 @@ class MemoryReport:
             for a in self.arrays
         ]
         bad = [k for k, a in enumerate(self.arrays) if a.verdict in ("out of bounds", "not proven")]
-        return html_table(["array", "verdict", "witness", "checked at run time / unknown"], rows, bad_rows=bad)
+        return html_table(
+            ["array", "verdict", "witness", "checked at run time / unknown"], rows, bad_rows=bad
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -283,7 +285,9 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
             out.append(_Leave(a, stmt, d, "upper", bad_hi, needed, hi.domain()))
         bad_lo = lo.lt_set(zero.intersect_domain(lo.domain())).coalesce()
         if not bad_lo.is_empty():
-            out.append(_Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain()))
+            out.append(
+                _Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain())
+            )
     return out
 
 
@@ -422,8 +426,16 @@ def memory_report(program: PolyProgram) -> MemoryReport:
                 data_dep.setdefault(a.array, []).append(
                     f"{_label(program, stmt, a)}: dimension{'s' * (len(a.data_dims) > 1)} {dims}"
                 )
-            elif a.may and a.reach is None and a.subscripts is None and a.approximation and not a.clips:
-                unknown.setdefault(a.array, []).append(f"{_label(program, stmt, a)}: {a.approximation}")
+            elif (
+                a.may
+                and a.reach is None
+                and a.subscripts is None
+                and a.approximation
+                and not a.clips
+            ):
+                unknown.setdefault(a.array, []).append(
+                    f"{_label(program, stmt, a)}: {a.approximation}"
+                )
             for leave in _leaves(program, stmt, a, ctx):
                 by_array[a.array].append((leave, not a.may))
     arrays: list[ArraySafety] = []
@@ -465,7 +477,9 @@ def memory_report(program: PolyProgram) -> MemoryReport:
         wit = _witness(program, first, certain and not first.access.may, first.bad.intersect(ctx))
         proven = ctx.subtract(bad_all)
         if certain and ctx.subtract(bad_must).is_empty():
-            arrays.append(ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk))
+            arrays.append(
+                ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk)
+            )
         elif not proven.is_empty():
             # Each access's condition where it runs (all loops non-empty): the exact
             # condition's case split over empty loops says nothing users need.
@@ -478,7 +492,9 @@ def memory_report(program: PolyProgram) -> MemoryReport:
                 ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
             )
         else:
-            arrays.append(ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk))
+            arrays.append(
+                ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk)
+            )
     return MemoryReport(
         program.function.name, tuple(arrays), tuple(guards.values()), proven_by_guards
     )

@@ -204,8 +204,9 @@ def test_legality_report_html_legal() -> None:
     page = Page(sched.check()._repr_html_())
     assert "@jacobi_1d: legal" in page.texts("div")
     assert page.texts("li") == [] and page.texts("tr", "pk-bad") == []
-    assert page.texts("code") == ["t", "i_t", "i"]  # the loop table, outermost first
-    assert len(page.texts("table")) == 2  # loops, and the band (t, i_t, i)
+    # the loop table, outermost first, then the memory-safety table's array
+    assert page.texts("code") == ["t", "i_t", "i", "A"]
+    assert len(page.texts("table")) == 3  # loops, the band (t, i_t, i), memory safety
 
 
 def test_poly_program_latex() -> None:

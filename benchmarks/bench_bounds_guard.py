@@ -41,10 +41,18 @@ def _cases(rng: np.random.Generator) -> list[tuple[str, str, str, dict[str, Any]
     poly = ROOT / "benchmarks" / "polybench"
     corpus = ROOT / "tests" / "corpus"
     return [
-        ("gemm 20x25x30", str(corpus / "gemm.mlir"), "gemm",
-         {"alpha": 0.5, "beta": 0.25, "A": f32(20, 30), "B": f32(30, 25), "C": f32(20, 25)}),
-        ("dynamic_add 64x64", str(corpus / "onnx_dynamic_add.mlir"), "dynamic_add",
-         {"a": f32(64, 64), "b": f32(64, 64)}),
+        (
+            "gemm 20x25x30",
+            str(corpus / "gemm.mlir"),
+            "gemm",
+            {"alpha": 0.5, "beta": 0.25, "A": f32(20, 30), "B": f32(30, 25), "C": f32(20, 25)},
+        ),
+        (
+            "dynamic_add 64x64",
+            str(corpus / "onnx_dynamic_add.mlir"),
+            "dynamic_add",
+            {"a": f32(64, 64), "b": f32(64, 64)},
+        ),
         ("jacobi-1d", str(poly / "jacobi_1d.mlir"), "jacobi_1d", {}),
         ("atax", str(poly / "atax.mlir"), "atax", {}),
     ]
@@ -53,8 +61,10 @@ def _cases(rng: np.random.Generator) -> list[tuple[str, str, str, dict[str, Any]
 def _call(kernel: Any, values: dict[str, Any]) -> Callable[[], Any]:
     """The generated function on `values` (copies), without the argument binding."""
     fn = kernel.schedule.program.function
-    args = [values[a.name].copy() if isinstance(values[a.name], np.ndarray) else values[a.name]
-            for a in fn.arguments]
+    args = [
+        values[a.name].copy() if isinstance(values[a.name], np.ndarray) else values[a.name]
+        for a in fn.arguments
+    ]
     return lambda: kernel._run(args)
 
 
@@ -66,7 +76,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for label, path, name, given in _cases(rng):
         fn = pk.load(path)[name]
-        values = make_inputs(fn, {}, seed=0) if not given else given
+        values = given if given else make_inputs(fn, {}, seed=0)
         sched = pk.schedule(fn)
         for target in ("numpy", "numba"):
             if target == "numpy":
@@ -93,8 +103,10 @@ def main() -> None:
                 c()
             a = min(_best(calls[0], 50) for _ in range(5))
             b = min(_best(calls[1], 50) for _ in range(5))
-            print(f"| {label} | numba, boundscheck off / on | {a * 1e6:.2f} us | "
-                  f"{b * 1e6:.2f} us | | {a / b:.3f} |")
+            print(
+                f"| {label} | numba, boundscheck off / on | {a * 1e6:.2f} us | "
+                f"{b * 1e6:.2f} us | | {a / b:.3f} |"
+            )
 
 
 if __name__ == "__main__":

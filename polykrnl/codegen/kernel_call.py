@@ -18,6 +18,7 @@ from polykrnl.model.interpreter import (
     memref_shape,
     scalar_dtype,
 )
+from polykrnl.transforms.memory_safety import memory_report
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -84,6 +85,26 @@ class KernelCall:
         fn = self.schedule.program.function
         return Interpreter(fn.module).bind_arguments(fn, given)
 
+    def _bounds_error(self, e: IndexError) -> BoundsError:
+        """The guard's error as polykrnl's, at the access's op, with what to do."""
+        program = self.schedule.program
+        fn = program.function
+        array, dim = e.args[0], e.args[1]
+        memory = memory_report(program)
+        guard = next((g for g in memory.guards if (g.array, g.dim) == (array, dim)), None)
+        verdict = next((a for a in memory.arrays if a.array == array), None)
+        if verdict is not None and verdict.verdict == "out of bounds":
+            hint = (
+                f"no size fits: the function leaves {array} for every size it allows "
+                "(`polykrnl check` shows a witness); fix the program"
+            )
+        elif verdict is not None and verdict.verdict == "in bounds when":
+            hint = f"{array} is in bounds when {verdict.condition} (`polykrnl check`)"
+        else:
+            hint = "pass arrays whose sizes fit the accesses (see `polykrnl check`)"
+        where = guard.location if guard is not None and guard.location else fn.location(fn.op)
+        return BoundsError(f"@{fn.name}: {e}", location=where, hint=hint)
+
     def __call__(self, **arrays_and_params: Any) -> Any:
         fn = self.schedule.program.function
         values, writeback = self._bound(arrays_and_params)
@@ -95,12 +116,7 @@ class KernelCall:
             # the function. Any other IndexError is not ours to reword.
             if type(e).__name__ != BOUNDS_ERROR:
                 raise
-            raise BoundsError(
-                f"@{fn.name}: {e}",
-                location=fn.location(fn.op),
-                hint="pass arrays whose sizes fit the accesses (`polykrnl check` states "
-                "the condition under 'memory safety')",
-            ) from None
+            raise self._bounds_error(e) from None
         if results is None:
             results = ()
         elif not isinstance(results, tuple):

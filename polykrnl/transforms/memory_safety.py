@@ -146,6 +146,7 @@ class Guard:
     needed: isl.PwAff
     statement: str  # the label of the access's statement
     write: bool
+    location: SourceLocation | None = None  # of the access's op
 
 
 @dataclass(frozen=True)
@@ -458,6 +459,7 @@ def memory_report(program: PolyProgram) -> MemoryReport:
                     lv.needed,
                     _label(program, lv.stmt, lv.access),
                     lv.access.write,
+                    program.function.location(lv.access.op),
                 ),
             )
         if may and not bad_all.subtract(bad_must).is_empty():
@@ -502,7 +504,3 @@ def memory_report(program: PolyProgram) -> MemoryReport:
 
 def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:
     return [lv for lv, _ in leaves]
-
-
-def location_of(program: PolyProgram, statement: str) -> SourceLocation | None:
-    return program.statement(statement).location

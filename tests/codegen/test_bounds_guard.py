@@ -160,7 +160,7 @@ def test_inconsistent_arrays_are_refused_before_any_write(case: int, target: str
     fn = pk.parse(text)[name]
     kernel = _kernel(text, name, target)
     for call, message in bads:
-        with pytest.raises((pk.InterpretError, pk.ArgumentError), match="out of bounds|shape"):
+        with pytest.raises((pk.InterpretError, pk.ArgumentError), match=r"out of bounds|shape"):
             pk.run_reference(fn, **_copy(call))  # the oracle refuses it too
         given = _copy(call)
         # A static dimension that differs is the argument binding's ArgumentError (as in

@@ -23,14 +23,15 @@ import numpy as np
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl import display
-from polykrnl.errors import ArgumentError
+from polykrnl.errors import ArgumentError, BoundsError
 from polykrnl.model.poly import DimParam
 from polykrnl.tiles.cpp import harness, to_cpp
 from polykrnl.tiles.interpret import simulate, timeline
 from polykrnl.tiles.lower import Lowered, lower
-from polykrnl.tiles.program import Program, TileDecl
+from polykrnl.tiles.program import Program, TileDecl, eval_expr
 from polykrnl.tiles.timeline import CostModel, Timeline
 from polykrnl.transforms.core import Schedule
+from polykrnl.transforms.memory_safety import refuse_unsafe
 
 __all__ = ["PtoKernel", "to_pto"]
 
@@ -111,6 +112,7 @@ class PtoKernel:
             p: sizes[str(src)] for p, src in self.lowered.param_sources.items() if str(src) in sizes
         }
         self._check_fixed(params)
+        refuse_unsafe(self.schedule.program, params, f"harness of {self.program.name}")
         return harness(self.program, params)
 
     def _check_fixed(self, sizes: Mapping[str, int]) -> None:
@@ -145,6 +147,7 @@ class PtoKernel:
     ) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, int]]:
         sizes = self.sizes_of(arrays_and_sizes)
         self._check_fixed(sizes)
+        refuse_unsafe(self.schedule.program, sizes, f"simulation of {self.program.name}")
         arrays: dict[str, np.ndarray[Any, Any]] = {}
         for t in self.program.tensors:
             a = arrays_and_sizes.get(t.name)
@@ -159,6 +162,13 @@ class PtoKernel:
                     f"({'C-contiguous' if a.flags.c_contiguous else 'not contiguous'}); the "
                     f"kernel takes contiguous {t.dtype.np_dtype}",
                     hint=f"pass np.ascontiguousarray({t.name}, dtype=np.{t.dtype.np_dtype})",
+                )
+            want = tuple(int(eval_expr(n, sizes)) for n in t.shape)
+            if a.shape != want:
+                raise BoundsError(
+                    f"{self.program.name}: {t.name} has shape {a.shape}; at these sizes the "
+                    f"kernel takes {want}",
+                    hint=f"pass {t.name} of shape {want}",
                 )
             arrays[t.name] = a
         return arrays, sizes

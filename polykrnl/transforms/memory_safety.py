@@ -27,14 +27,14 @@ checks on the actual sizes before touching memory (``codegen/bounds_guard.py``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import islpy as isl
 
 from polykrnl.display import Html, code, html_table
-from polykrnl.errors import SourceLocation
+from polykrnl.errors import BoundsError, SourceLocation
 from polykrnl.model.poly import Access, DimParam, PolyProgram, Statement
 
 Verdict = Literal["in bounds", "in bounds when", "out of bounds", "not proven"]
@@ -504,3 +504,34 @@ def memory_report(program: PolyProgram) -> MemoryReport:
 
 def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:
     return [lv for lv, _ in leaves]
+
+
+def refuse_unsafe(program: PolyProgram, params: Mapping[str, int], what: str) -> None:
+    """Raise BoundsError when, at these parameter values (isl names), an access that
+    certainly runs leaves its array: for callers that know the sizes in Python (the PTO
+    simulation and harness), as generated kernels check them at their start."""
+    report = memory_report(program)
+    known = {p: int(v) for p, v in params.items() if p in program.params}
+    if not report.guards or not known:
+        return
+    cond = " and ".join(f"{p} = {v}" for p, v in known.items())
+    point = isl.Set(f"[{', '.join(known)}] -> {{ : {cond} }}")
+    display = program.param_display
+    ctx = call_context(program)
+    for g in report.guards:
+        if any(_involves(g.bad.gist(ctx), p) for p in program.params if p not in known):
+            continue  # depends on a size not given: the caller checks it when it is
+        at = g.bad.intersect_params(point.align_params(g.bad.get_space()))
+        if at.is_empty():
+            continue
+        needed = g.needed.intersect_params(at.align_params(g.needed.get_space())).max_val()
+        sizes = ", ".join(f"{display.get(p, p)} = {v}" for p, v in known.items())
+        if g.side == "upper":
+            detail = f"needs at least {needed.to_python()} elements along dimension {g.dim}"
+        else:
+            detail = f"addresses index {needed.to_python()} along dimension {g.dim}"
+        raise BoundsError(
+            f"{what}: at {sizes}, {g.statement} leaves {g.array}: it {detail}",
+            location=g.location,
+            hint=f"sizes for which {g.array} is in bounds: see `polykrnl check`",
+        )

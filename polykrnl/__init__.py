@@ -24,6 +24,7 @@ from polykrnl.errors import (
     ScheduleError,
     TileConstraintError,
     UnknownFunctionError,
+    UnprovenTransformError,
     UnsupportedError,
     VerifyError,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "SupportTable",
     "TileConstraintError",
     "UnknownFunctionError",
+    "UnprovenTransformError",
     "UnsupportedError",
     "VerifyError",
     "__version__",

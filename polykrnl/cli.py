@@ -30,6 +30,8 @@ EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a bug in polykrnl: reported in one paragraph, not as a traceback
+# `check`: legality not proven either way (only may-dependences of approximated statements).
+EXIT_UNPROVEN = 4
 
 
 class _UsageError(Exception):
@@ -479,7 +481,10 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(data, indent=2) + "\n")
     else:
         out.write("\n".join(str(r) for r in reports) + "\n")
-    return EXIT_OK if all(r.legal for r in reports) else EXIT_FAIL
+    verdicts = {r.verdict for r in reports}
+    if "illegal" in verdicts:
+        return EXIT_FAIL
+    return EXIT_UNPROVEN if "unproven" in verdicts else EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -542,15 +547,17 @@ def _build_parser() -> _ArgumentParser:
     sp.set_defaults(handler=_cmd_lower)
 
     sp = sub.add_parser(
-        "check", help="legality of the Krnl recipe: exit 0 legal, 1 illegal, 2 bad input"
+        "check",
+        help="legality of the Krnl recipe: exit 0 legal (proven), 1 illegal, 2 bad input, "
+        "4 not proven (only may-dependences through approximated statements)",
     )
     sp.add_argument("file")
     sp.add_argument("--func", help="only this function (default: every function of the file)")
     sp.add_argument(
         "--json",
         action="store_true",
-        help='print {"legal", "violations", "bands", "loops"}: one object with --func, else a '
-        "list of one object per function",
+        help='print {"legal", "verdict", "violations", "bands", "loops"} ("verdict": legal, '
+        "illegal or unproven): one object with --func, else a list of one object per function",
     )
     _add_time_limit(sp)
     sp.set_defaults(handler=_cmd_check)

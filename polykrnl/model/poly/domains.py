@@ -261,6 +261,7 @@ class LoopPolyhedron:
         else:
             outs_all = outs
         approximation = why or ""
+        data: tuple[int, ...] = ()
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
             exact = tuple(str(x) for x in subs)
             extra += [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
@@ -269,6 +270,8 @@ class LoopPolyhedron:
                 # The affine subscripts still bound the access; the others range
                 # over their whole dimension.
                 unknown = [d for d, x in enumerate(subs) if x is None]
+                if not may and not why and region is None:
+                    data = tuple(unknown)
                 extra += [f"{outs[d]} = {x}" for d, x in enumerate(subs) if x is not None]
                 may = True
                 approximation = approximation or (
@@ -289,7 +292,7 @@ class LoopPolyhedron:
                 extra += [c for _, c in region]
         # The subscripts are written over _l0, _l1, ...: Statement.loops in order.
         rel = self._through_loops(stmt, array, outs_all, extra)
-        return Access(array, rel, write, may, op, exact, approximation if may else "")
+        return Access(array, rel, write, may, op, exact, approximation if may else "", data)
 
     def virtual_access(
         self, stmt: str, array: str, def_site: Site, write: bool, op: Operation

@@ -47,6 +47,11 @@ class Access:
     # Why the relation covers more than the elements touched (a may-access that is
     # an over-approximation); empty when it is exact.
     approximation: str = ""
+    # The subscripts (dimensions of the array) read from data, when they are the only
+    # reason the access is a may-access: it runs whenever its statement does, and
+    # touches the element those subscripts name (legality states the data condition
+    # under which two such accesses meet, instead of calling it unproven).
+    data_subscripts: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         return f"{'may-' if self.may else ''}{'write' if self.write else 'read'} {self.relation}"

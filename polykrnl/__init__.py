@@ -25,6 +25,7 @@ from polykrnl.errors import (
     ScheduleError,
     TileConstraintError,
     UnknownFunctionError,
+    UnprovenTransformError,
     UnsupportedError,
     VerifyError,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "SupportTable",
     "TileConstraintError",
     "UnknownFunctionError",
+    "UnprovenTransformError",
     "UnsupportedError",
     "VerifyError",
     "__version__",

@@ -30,6 +30,7 @@ EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a bug in polykrnl: reported in one paragraph, not as a traceback
+EXIT_UNPROVEN = 4  # `check`: only may-dependences, through approximated statements
 
 
 class _UsageError(Exception):
@@ -476,15 +477,15 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     functions = [module[args.func]] if args.func is not None else _definitions(module)
     reports = [check(fn) for fn in functions]
     if args.json:
-        data: object = (
-            reports[0].to_json() if args.func is not None else [r.to_json() for r in reports]
-        )
-        out.write(json.dumps(data, indent=2) + "\n")
+        data = [r.to_json() for r in reports]
+        out.write(json.dumps(data[0] if args.func is not None else data, indent=2) + "\n")
     else:
         out.write("\n".join(str(r) for r in reports) + "\n")
     # An access out of bounds for every size is an error in the program, as a violation is.
-    safe = all(r.memory is None or r.memory.safe for r in reports)
-    return EXIT_OK if all(r.legal for r in reports) and safe else EXIT_FAIL
+    worst = {r.verdict for r in reports}
+    if any(r.memory is not None and not r.memory.safe for r in reports):
+        worst.add("illegal")
+    return EXIT_FAIL if "illegal" in worst else (EXIT_UNPROVEN if "unproven" in worst else EXIT_OK)
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -547,15 +548,15 @@ def _build_parser() -> _ArgumentParser:
     sp.set_defaults(handler=_cmd_lower)
 
     sp = sub.add_parser(
-        "check", help="legality of the Krnl recipe: exit 0 legal, 1 illegal, 2 bad input"
+        "check", help="legality of the recipe: exit 0 legal, 1 illegal, 4 not proven, 2 bad input"
     )
     sp.add_argument("file")
     sp.add_argument("--func", help="only this function (default: every function of the file)")
     sp.add_argument(
         "--json",
         action="store_true",
-        help='print {"legal", "violations", "bands", "loops"}: one object with --func, else a '
-        "list of one object per function",
+        help='print {"legal", "verdict" (legal, illegal or unproven), "violations", "bands", '
+        '"loops"}: one object with --func, else a list of one object per function',
     )
     _add_time_limit(sp)
     sp.set_defaults(handler=_cmd_check)

@@ -158,6 +158,27 @@ class IllegalTransformError(ScheduleError):
         return super().render(default_file) + "\n" + str(self.report)
 
 
+class UnprovenTransformError(ScheduleError):
+    """polykrnl cannot prove a transformation legal: it breaks only may-dependences, each
+    through an access the model over-approximates (an opaque call, a loop of unknown trip
+    count, a branch on a value). Not a proof of illegality: `report` names the
+    approximated statements, and force=True applies the transformation anyway."""
+
+    def __init__(
+        self,
+        message: str,
+        report: object,
+        *,
+        location: SourceLocation | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, location=location, hint=hint)
+        self.report = report
+
+    def render(self, default_file: str = "<input>") -> str:
+        return super().render(default_file) + "\n" + str(self.report)
+
+
 class TileConstraintError(PolykrnlError):
     """A PTO tile, tensor or instruction breaks a rule of the ISA; the message names the
     rule and the numbers (e.g. a row-major f32 tile of 15 columns: 60 bytes per row is

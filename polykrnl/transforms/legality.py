@@ -19,14 +19,22 @@ from typing import Literal
 
 import islpy as isl
 
-from polykrnl.errors import IllegalTransformError, ScheduleError
+from polykrnl.errors import IllegalTransformError, ScheduleError, UnprovenTransformError
 from polykrnl.transforms.bands import band_verdicts
 from polykrnl.transforms.core import Schedule, ScheduleT, Step
-from polykrnl.transforms.dependences import kept_dependences
+from polykrnl.transforms.dependences import Dependence, kept_dependences
 from polykrnl.transforms.distances import Distances, loop_verdict, over
-from polykrnl.transforms.legality_report import BandVerdict, LegalityReport, LoopVerdict, Violation
+from polykrnl.transforms.legality_report import (
+    CERTAINTY_RANK,
+    BandVerdict,
+    Instance,
+    LegalityReport,
+    LoopVerdict,
+    Violation,
+)
 from polykrnl.transforms.memory_safety import memory_report
 from polykrnl.transforms.primitives.permute import reorder
+from polykrnl.transforms.verdicts import condition, judge
 from polykrnl.transforms.witnesses import (
     flipping_loop,
     responsible,
@@ -66,13 +74,56 @@ def _check(sched: Schedule) -> LegalityReport:
     violations: list[Violation] = []
     paths = sched.loop_paths()
     dist = Distances(sched, deps)
+    reference = sched.reference_program
+
+    def judged(
+        d: Dependence, bad: isl.UnionMap
+    ) -> tuple[Instance, Instance, dict[str, int], Violation]:
+        """A witness of `d` among `bad`, from the surest accesses that realize one,
+        and the violation with how sure it is (its loop and reason still to set)."""
+        j = judge(reference, d, bad)
+        src, snk, params = witness(j.pairs, stmts)
+        text = condition(reference, j.accesses, src, snk, params) if j.accesses else ""
+        marks = Violation(
+            d.kind,
+            d.array,
+            src,
+            snk,
+            {},
+            {},
+            None,
+            "order",
+            None,
+            None,
+            "",
+            certainty=j.certainty,
+            condition=text,
+            approximated=j.reasons,
+        )
+        return src, snk, params, marks
+
+    def certain(v: Violation, marks: Violation) -> Violation:
+        hint = v.hint
+        if marks.certainty == "may":
+            hint = (
+                "polykrnl cannot tell whether these instances touch one element (the "
+                "statements named are approximated); " + hint
+            )
+        return replace(
+            v,
+            hint=hint,
+            certainty=marks.certainty,
+            condition=marks.condition,
+            approximated=marks.approximated,
+        )
+
     for d in deps:
         bad = isl.UnionMap.from_map(d.relation).intersect(not_before(d.source, d.sink))
         if bad.is_empty():
             continue
-        src, snk, params = witness(bad, stmts)
+        src, snk, params, marks = judged(d, bad)
         loop = flipping_loop(sched, paths, src, snk, params)
-        violations.append(violation(sched, d, src, snk, params, loop, "order"))
+        violations.append(certain(violation(sched, d, src, snk, params, loop, "order"), marks))
     loops: list[LoopVerdict] = []
     for name, path in paths.items():
         verdict, carried = loop_verdict(sched, dist, name, path)
@@ -80,11 +131,13 @@ def _check(sched: Schedule) -> LegalityReport:
         info = sched.loop_info[name]
         if info.parallel and carried:
             for d, pairs in carried:
-                src, snk, params = witness(pairs, stmts)
+                src, snk, params, marks = judged(d, pairs)
                 reason: Literal["parallel", "reduction"] = (
                     "reduction" if d.reduction else "parallel"
                 )
-                violations.append(violation(sched, d, src, snk, params, name, reason))
+                violations.append(
+                    certain(violation(sched, d, src, snk, params, name, reason), marks)
+                )
     bands = band_verdicts(sched, dist, paths)
     base_bands: list[BandVerdict] = []
     if violations and sched.base is not None:
@@ -96,6 +149,8 @@ def _check(sched: Schedule) -> LegalityReport:
     approximations = tuple(
         f"{st.label}: {why}" for st in sched.program.statements for why in st.approximations
     )
+    # The surest first: a refusal quotes the first one.
+    violations.sort(key=lambda v: CERTAINTY_RANK[v.certainty])
     return LegalityReport(
         sched.program.function.name,
         tuple(violations),
@@ -144,11 +199,22 @@ def statement_times(sched: Schedule) -> dict[str, isl.UnionMap]:
 
 
 def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:
-    """`sched` if it is legal, else IllegalTransformError carrying the report."""
+    """`sched` if it is proven legal, else IllegalTransformError carrying the report, or
+    UnprovenTransformError when every violation goes through approximated accesses."""
     if is_legal(sched):
         return sched
     report = check(sched)
     v = report.violations[0]
+    if report.verdict == "unproven":
+        raise UnprovenTransformError(
+            f"{what} cannot be proven legal: {v}",
+            report,
+            location=v.location,
+            hint="polykrnl cannot tell whether it breaks a dependence: the statements "
+            "named are approximated, so the model assumes they may touch the elements "
+            "named; force=True applies it anyway (generated code then runs no loop in "
+            "parallel that legality does not prove); sched.check() explains",
+        )
     raise IllegalTransformError(
         f"{what} is illegal: {v}",
         report,

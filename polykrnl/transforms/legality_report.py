@@ -29,6 +29,13 @@ from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.memory_safety import MemoryReport
 
 LoopStatus = Literal["parallel", "reduction", "forward", "violates"]
+# legal: proven (no dependence broken); illegal: a violation whose instances both run and
+# touch one element (maybe under a stated data condition); unproven: violations only
+# through accesses the model over-approximates.
+Verdict = Literal["legal", "illegal", "unproven"]
+# How sure one violation is (transforms/verdicts.py).
+Certainty = Literal["certain", "data", "may"]
+CERTAINTY_RANK = {"certain": 0, "data": 1, "may": 2}
 
 _SHOWN = 5  # violations spelled out in the text form
 
@@ -63,6 +70,11 @@ class Violation:
     location: SourceLocation | None
     hint: str
     reduction: bool = False
+    certainty: Certainty = "certain"
+    # For "data": when the two instances touch one element ("idx[0] == idx[1]").
+    condition: str = ""
+    # For "may": the approximated statements it goes through, each with why.
+    approximated: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         where = f" at line {self.location.line}" if self.location else ""
@@ -76,9 +88,18 @@ class Violation:
             "reduction": f"loop '{self.loop}' is parallel but carries it (a reduction)",
         }[self.reason]
         dist = ", ".join(f"{k}: {v:+d}" for k, v in self.distance.items())
+        may = "possible " if self.certainty == "may" else ""
+        when = f" when {self.condition}" if self.condition else ""
+        through = (
+            " (not proven: only through accesses the model over-approximates: "
+            + "; ".join(self.approximated)
+            + ")"
+            if self.certainty == "may"
+            else ""
+        )
         return (
-            f"{self.kind} dependence on {self.array} from {self.source} to {self.sink}"
-            f"{params} (distance {dist or 'none'}): {what}{by}"
+            f"{may}{self.kind} dependence on {self.array} from {self.source} to {self.sink}"
+            f"{params}{when} (distance {dist or 'none'}): {what}{by}{through}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +116,9 @@ class Violation:
             "op": self.op,
             "location": str(self.location) if self.location else None,
             "hint": self.hint,
+            "certainty": self.certainty,
+            "condition": self.condition,
+            "approximated": list(self.approximated),
         }
 
 
@@ -178,7 +202,29 @@ class LegalityReport:
 
     @property
     def legal(self) -> bool:
+        """Proven legal: no dependence broken, approximated ones included."""
         return not self.violations
+
+    @property
+    def verdict(self) -> Verdict:
+        """ "legal" (proven), "illegal" (a violation that happens, maybe under a stated
+        data condition) or "unproven" (violations only through approximated accesses)."""
+        if not self.violations:
+            return "legal"
+        if any(v.certainty != "may" for v in self.violations):
+            return "illegal"
+        return "unproven"
+
+    def _headline(self) -> str:
+        n = len(self.violations)
+        if self.verdict == "legal":
+            return "legal"
+        if self.verdict == "illegal":
+            return f"ILLEGAL ({n} violation{'s' * (n != 1)})"
+        return (
+            f"NOT PROVEN ({n} possible violation{'s' * (n != 1)}, "
+            "only through approximated accesses)"
+        )
 
     @property
     def loop_text(self) -> str:
@@ -188,12 +234,7 @@ class LegalityReport:
         return self.legal
 
     def __str__(self) -> str:
-        head = f"@{self.function}: " + (
-            "legal"
-            if self.legal
-            else f"ILLEGAL ({len(self.violations)} violation{'s' * (len(self.violations) != 1)})"
-        )
-        lines = [head]
+        lines = [f"@{self.function}: {self._headline()}"]
         if self.note:
             lines.append(f"  note: {self.note}")
         shown = self.violations[:_SHOWN]
@@ -261,6 +302,7 @@ class LegalityReport:
         return {
             "function": self.function,
             "legal": self.legal,
+            "verdict": self.verdict,
             "note": self.note,
             "approximations": list(self.approximations),
             "violations": [v.to_json() for v in self.violations],
@@ -270,9 +312,8 @@ class LegalityReport:
         }
 
     def _repr_html_(self) -> str:
-        color = GOOD if self.legal else BAD
-        n = len(self.violations)
-        verdict = "legal" if self.legal else f"illegal ({n} violation{'s' * (n != 1)})"
+        color = GOOD if self.legal else (BAD if self.verdict == "illegal" else MUTED)
+        verdict = self._headline().lower()
         parts: list[str] = []
         if self.note:
             parts.append(f'<div style="color: {MUTED};">note: {escape(self.note)}</div>')
@@ -289,13 +330,22 @@ class LegalityReport:
                 dist = ", ".join(f"{k}: {x:+d}" for k, x in v.distance.items()) or "none"
                 where = f" at line {v.location.line}" if v.location else ""
                 by = f" (by {escape(v.op)}{where})" if v.op else ""
+                may = v.certainty == "may"
+                when = f" when {code(v.condition)}" if v.condition else ""
+                through = (
+                    "; not proven: only through " + "; ".join(escape(a) for a in v.approximated)
+                    if may
+                    else ""
+                )
                 items.append(
-                    f'<li class="pk-violation" style="color: {BAD}; margin-bottom: 4px;">'
-                    f"<b>{escape(v.kind)} on {escape(v.array)}"
+                    f'<li class="pk-violation" style="color: {MUTED if may else BAD}; '
+                    'margin-bottom: 4px;">'
+                    f"<b>{'possible ' if may else ''}{escape(v.kind)} on {escape(v.array)}"
                     + (" (reduction)" if v.reduction else "")
                     + f"</b>: {code(str(v.source))} must run before {code(str(v.sink))}"
                     + (f" with {code(params)}" if params else "")
-                    + f" (distance {escape(dist)}), but {what}{by}"
+                    + when
+                    + f" (distance {escape(dist)}), but {what}{by}{through}"
                     f'<br><i style="color: {MUTED};">hint: {escape(v.hint)}</i></li>'
                 )
             parts.append(

@@ -71,7 +71,9 @@ def schedule_as(cls: type[ScheduleT], fn: Function, *, force: bool = False) -> S
     # The whole report, not only the verdict: it stays with the schedule, and code
     # generation asks for it next (legality runs once per pipeline).
     judged = not force and any(st.op in ("permute", "parallel") for st in sched.steps)
-    if judged and not check(sched).legal:
+    # A recipe that is only not proven legal is the program as written: kept, and code
+    # generation runs in parallel only the loops legality proves parallel.
+    if judged and check(sched).verdict == "illegal":
         refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
     return sched
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -28,6 +27,7 @@ from polykrnl.model.nest import (
 )
 from polykrnl.model.poly.budget import bounded
 from polykrnl.model.poly.domains import Expr, LoopPolyhedron
+from polykrnl.model.poly.guards import Guard, branches, condition
 from polykrnl.model.poly.program import (
     Access,
     ArrayInfo,
@@ -54,7 +54,7 @@ from polykrnl.model.poly.table import (
     opaque,
     operands_deep,
 )
-from polykrnl.model.poly.views import through_views
+from polykrnl.model.poly.views import region_through_views, through_views
 
 # ------------------------------------------------------------------ building
 
@@ -76,7 +76,9 @@ class ProgramBuilder:
         self.params: dict[str, ParamSource] = {}
         self.param_of: dict[SSAValue, str] = {}
         self.dim_params: dict[tuple[SSAValue, int], str] = {}
-        self.polys: dict[tuple[Loop, ...], LoopPolyhedron] = {}
+        self.polys: dict[tuple[tuple[Loop, ...], tuple[Guard, ...]], LoopPolyhedron] = {}
+        # The affine branches around the statements being built (guards.py).
+        self.guards: tuple[Guard, ...] = ()
         self._vnames: dict[SSAValue, str] = {}
         # Loops around each memref.alloc/alloca placed in a loop, and per array the
         # loops that index its private copies.
@@ -330,10 +332,30 @@ class ProgramBuilder:
                 out.extend(self.chunk(chunk, loops))
                 chunk = []
                 out.extend(self.iterate(op, loops))
+            elif (blocks := branches(op, Expr(self, self.polyhedron(loops).env))) is not None:
+                # Its statements are the branches' own, each under its condition.
+                out.extend(self.chunk(chunk, loops))
+                chunk = []
+                outer = self.guards
+                for block, then in blocks:
+                    self.guards = (*outer, (op, then))
+                    try:
+                        out.extend(self.items_of_block(block, loops))
+                    finally:
+                        self.guards = outer
             else:
                 chunk.append(op)
         out.extend(self.chunk(chunk, loops, yield_of))
         return out
+
+    def polyhedron(self, loops: tuple[Loop, ...]) -> LoopPolyhedron:
+        """The polyhedron of `loops` under the current guards (built once)."""
+        key, guards = (loops, self.guards), self.guards
+        if key not in self.polys:
+            self.polys[key] = LoopPolyhedron(
+                self, loops, lambda e: [c for g in guards if (c := condition(g, e)) is not None]
+            )
+        return self.polys[key]
 
     def chunk(
         self,
@@ -500,9 +522,7 @@ class ProgramBuilder:
         iterate: k.IterateOp | None = None,
     ) -> PStmt:
         name = f"S{len(self.statements)}"
-        poly = self.polys.get(loops)
-        if poly is None:
-            poly = self.polys[loops] = LoopPolyhedron(self, loops)
+        poly = self.polyhedron(loops)
         site = Site(tuple(poly.dim_loops))
         dims = poly.dims
         expr = Expr(self, poly.env)
@@ -693,33 +713,6 @@ class ProgramBuilder:
             self.names.taken.add("_io")
             self.arrays["_io"] = ArrayInfo("_io", (), "io", virtual=True)
         return "_io"
-
-
-_VIEW_DIM = re.compile(r"\b_a(\d+)\b")
-
-
-def region_through_views(
-    v: SSAValue, region: Sequence[tuple[str, str]], expr: Expr
-) -> list[tuple[str, str]] | None:
-    """A region of view `v` (constraints on its subscripts `_a0, _a1, ...`) as a region of
-    the buffer behind: the view's subscripts become existential variables, tied to the
-    buffer's by the views' element map (a run of a vector.load through a reshape, say).
-    None when the views have no exact element map."""
-    t = v.type
-    if not isinstance(t, MemRefType):
-        return None
-    names = [f"_v{d}" for d in range(len(t.get_shape()))]
-    mapped = through_views(v, names, expr)
-    if mapped.subs is None:
-        return None
-    conds = [_VIEW_DIM.sub(lambda m: f"_v{m[1]}", c) for _, c in region]
-    last = len(mapped.subs) - 1
-    ties = [
-        f"_a{d} = {x}" if mapped.span == 1 or d < last else f"{x} <= _a{d} < {x} + {mapped.span}"
-        for d, x in enumerate(mapped.subs)
-    ]
-    inner = " and ".join([*conds, *ties]) or "true"
-    return [("", f"exists ({', '.join(names)} : {inner})")] if names else [("", inner)]
 
 
 def uses_inside(user: Operation, position: dict[Operation, int]) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -119,7 +119,12 @@ class Expr:
 class LoopPolyhedron:
     """The loop polyhedron around one statement: every enclosing loop as a variable."""
 
-    def __init__(self, b: ProgramBuilder, loops: tuple[Loop, ...]) -> None:
+    def __init__(
+        self,
+        b: ProgramBuilder,
+        loops: tuple[Loop, ...],
+        guards: Callable[[Expr], list[str]] | None = None,
+    ) -> None:
         self.b = b
         self.loops = loops
         self.var = {lp: f"_l{n}" for n, lp in enumerate(loops)}
@@ -159,6 +164,10 @@ class LoopPolyhedron:
                             + ")"
                         )
                     cons.append("(" + " or ".join(alts) + ")")
+        # The conditions of the affine branches around the statement (guards.py): its
+        # instances are those that run.
+        if guards is not None:
+            cons += guards(expr)
         self.constraints = cons
         # The dimensions: per original loop, its innermost non-trivial loop here.
         chosen: dict[int, Loop] = {}
@@ -263,6 +272,7 @@ class LoopPolyhedron:
         approximation = why or ""
         data_dims: tuple[int, ...] = ()
         reach_extra: list[str] | None = None
+        data: tuple[int, ...] = ()
         if subs is not None and len(subs) == rank and all(s is not None for s in subs):
             exact = tuple(str(x) for x in subs)
             extra += [f"{o} = {x}" for o, x in zip(outs, exact, strict=True)]
@@ -272,6 +282,8 @@ class LoopPolyhedron:
                 # over their whole dimension.
                 unknown = [d for d, x in enumerate(subs) if x is None]
                 data_dims = tuple(unknown)
+                if not may and not why and region is None:
+                    data = tuple(unknown)
                 extra += [f"{outs[d]} = {x}" for d, x in enumerate(subs) if x is not None]
                 may = True
                 approximation = approximation or (
@@ -311,6 +323,7 @@ class LoopPolyhedron:
             op,
             exact,
             approximation if may else "",
+            data,
             reach=reach,
             data_dims=data_dims,
             clips=clips,

@@ -47,6 +47,11 @@ class Access:
     # Why the relation covers more than the elements touched (a may-access that is
     # an over-approximation); empty when it is exact.
     approximation: str = ""
+    # The subscripts (dimensions of the array) read from data, when they are the only
+    # reason the access is a may-access: it runs whenever its statement does, and
+    # touches the element those subscripts name (legality states the data condition
+    # under which two such accesses meet, instead of calling it unproven).
+    data_subscripts: tuple[int, ...] = ()
     # The elements the op addresses before the model clips them to the array's shape
     # (a box of lanes, a flat range, a matmul tile), for memory safety: `relation` stays
     # inside the array so that dependences never meet elements that do not exist.

@@ -17,6 +17,7 @@ The helpers at the end write the index arithmetic of the views' maps.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -119,3 +120,30 @@ def delinearize(flat: str, shape: Sequence[int]) -> list[str]:
         # The first subscript needs no wrap (and its size may be dynamic).
         out.append(q if d == 0 else f"{q} mod {shape[d]}")
     return out
+
+
+_VIEW_DIM = re.compile(r"\b_a(\d+)\b")
+
+
+def region_through_views(
+    v: SSAValue, region: Sequence[tuple[str, str]], expr: Expr
+) -> list[tuple[str, str]] | None:
+    """A region of view `v` (constraints on its subscripts `_a0, _a1, ...`) as a region of
+    the buffer behind: the view's subscripts become existential variables, tied to the
+    buffer's by the views' element map (a run of a vector.load through a reshape, say).
+    None when the views have no exact element map."""
+    t = v.type
+    if not isinstance(t, MemRefType):
+        return None
+    names = [f"_v{d}" for d in range(len(t.get_shape()))]
+    mapped = through_views(v, names, expr)
+    if mapped.subs is None:
+        return None
+    conds = [_VIEW_DIM.sub(lambda m: f"_v{m[1]}", c) for _, c in region]
+    last = len(mapped.subs) - 1
+    ties = [
+        f"_a{d} = {x}" if mapped.span == 1 or d < last else f"{x} <= _a{d} < {x} + {mapped.span}"
+        for d, x in enumerate(mapped.subs)
+    ]
+    inner = " and ".join([*conds, *ties]) or "true"
+    return [("", f"exists ({', '.join(names)} : {inner})")] if names else [("", inner)]

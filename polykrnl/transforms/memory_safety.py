@@ -54,6 +54,7 @@ class OutOfBounds:
     params: dict[str, int]  # by the names users give them (`A.0`, `N`)
     write: bool
     certain: bool  # a must-access: the instance runs and touches the element
+    data_dims: tuple[int, ...] = ()  # dimensions whose subscripts are read from data (`?`)
 
     def __str__(self) -> str:
         inst = ", ".join(f"{k}={v}" for k, v in self.instance.items())
@@ -62,7 +63,9 @@ class OutOfBounds:
         verb = "writes" if self.write else "reads"
         if not self.certain:
             verb = f"may {verb[:-1]}"
-        elem = ", ".join(map(str, self.element))
+        elem = ", ".join(
+            "?" if d in self.data_dims else str(x) for d, x in enumerate(self.element)
+        )
         return (
             f"{self.statement} at ({inst}) {verb} {self.array}[{elem}]{when}: "
             f"{self.array} has {self.extent} element{'s' * (self.extent != 1)} "
@@ -342,6 +345,7 @@ def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -
         params=params,
         write=a.write,
         certain=certain,
+        data_dims=a.data_dims,
     )
 
 
@@ -437,8 +441,11 @@ def memory_report(program: PolyProgram) -> MemoryReport:
                 unknown.setdefault(a.array, []).append(
                     f"{_label(program, stmt, a)}: {a.approximation}"
                 )
+            # A may-access only for its subscripts read from data still runs whenever its
+            # statement does: its affine dimensions are certain.
+            certain = not a.may or bool(a.data_subscripts)
             for leave in _leaves(program, stmt, a, ctx):
-                by_array[a.array].append((leave, not a.may))
+                by_array[a.array].append((leave, certain))
     arrays: list[ArraySafety] = []
     guards: dict[tuple[Any, ...], Guard] = {}
     proven_by_guards = not data_dep
@@ -476,7 +483,8 @@ def memory_report(program: PolyProgram) -> MemoryReport:
             (lv for lv in must if not lv.bad.intersect(ctx).is_empty()),
             next(lv for lv, _ in leaves if not lv.bad.intersect(ctx).is_empty()),
         )
-        wit = _witness(program, first, certain and not first.access.may, first.bad.intersect(ctx))
+        first_certain = not first.access.may or bool(first.access.data_subscripts)
+        wit = _witness(program, first, certain and first_certain, first.bad.intersect(ctx))
         proven = ctx.subtract(bad_all)
         if certain and ctx.subtract(bad_must).is_empty():
             arrays.append(

@@ -40,6 +40,10 @@ class PkBoundsError(IndexError):
             return f"{where} addresses {array} at index {needed} along dimension {dim}"
         if kind == "shape":
             return f"{array}: shape {needed} in the function's type, given {tuple(given)}"
+        if kind.startswith("run"):
+            return (f"{where}: a run of {kind[3:]} elements from {needed} along dimension "
+                    f"{dim} of {array} leaves its {given} elements (a subscript the model "
+                    "cannot bound, checked where it is used)")
         bad = np.asarray(needed)
         bad = bad[(bad < 0) | (bad >= given)] if bad.ndim else bad
         return (f"{where}: subscript {bad.flat[0]} along dimension {dim} of {array} is "
@@ -130,7 +134,7 @@ def _condition(g: Guard, context: isl.Set, tr: Translator) -> tuple[ast.expr, as
     return test, needed
 
 
-def oob_raises(flag: str, sites: Sequence[tuple[str, int, str]]) -> list[ast.stmt]:
+def oob_raises(flag: str, sites: Sequence[tuple[str, int, str, int]]) -> list[ast.stmt]:
     """After a Numba kernel's loops: the error of the first failed subscript check noted
     in `flag` ([site number + 1, the subscript, the extent]), if any."""
     value = ast.Subscript(name(flag), const(1), ast.Load())
@@ -138,10 +142,19 @@ def oob_raises(flag: str, sites: Sequence[tuple[str, int, str]]) -> list[ast.stm
     return [
         ast.If(
             ast.Compare(ast.Subscript(name(flag), const(0), ast.Load()), [ast.Eq()], [const(k)]),
-            [_raise(const(array), const(dim), const("data"), value, extent, const(where))],
+            [
+                _raise(
+                    const(array),
+                    const(dim),
+                    const("data" if span == 1 else f"run{span}"),
+                    value,
+                    extent,
+                    const(where),
+                )
+            ],
             [],
         )
-        for k, (array, dim, where) in enumerate(sites, 1)
+        for k, (array, dim, where, span) in enumerate(sites, 1)
     ]
 
 
@@ -153,20 +166,24 @@ def subscript_check(
     where: str,
     vector: bool,
     site: tuple[str, int] | None,
+    span: int = 1,
 ) -> ast.If:
     """The check of subscript `ix` (an array over vectorized loops when `vector`) against
     `extent`: it raises, or with `site` (Numba: the flag array, the site's number)
     notes the failure and makes `ix` 0, since a raise inside prange keeps Numba from
-    running the loop on threads (`oob_raises` raises after the loops)."""
+    running the loop on threads (`oob_raises` raises after the loops). A run of `span`
+    elements from `ix` (a vector.load) must end inside too."""
     low = ast.Compare(name(ix), [ast.Lt()], [const(0)])
-    high = ast.Compare(name(ix), [ast.GtE()], [extent])
+    last = name(ix) if span == 1 else ast.BinOp(name(ix), ast.Add(), const(span - 1))
+    high = ast.Compare(last, [ast.GtE()], [extent])
     test: ast.expr = (
         call("np.any", ast.BinOp(low, ast.BitOr(), high))
         if vector
         else ast.BoolOp(ast.Or(), [low, high])
     )
+    kind = const("data" if span == 1 else f"run{span}")
     if site is None:
-        error = _raise(const(array), const(dim), const("data"), name(ix), extent, const(where))
+        error = _raise(const(array), const(dim), kind, name(ix), extent, const(where))
         return ast.If(test, [error], [])
     flag, number = site
     notes: list[ast.stmt] = [

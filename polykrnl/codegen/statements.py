@@ -87,7 +87,7 @@ class KernelState:
     check_bounds: bool = True
     # Numba: the checks of such subscripts (array, dimension, where), noted in the
     # array `oob_flag` and raised after the loops (StatementWriter.checked).
-    oob_sites: list[tuple[str, int, str]] = field(default_factory=list)
+    oob_sites: list[tuple[str, int, str, int]] = field(default_factory=list)
     oob_flag: str = "_pk_oob"
 
     @property
@@ -403,6 +403,7 @@ class StatementWriter:
             raise NotVectorizable(f"{n} in the loop body")
         elif isinstance(op, vector.LoadOp):
             mem, *subs = (self.value(x) for x in op.operands)
+            subs = self.checked(op, op.operands[0], subs)
             window = ast.Subscript(mem, self.run(op, subs), ast.Load())
             # A value: a copy (Numba's np.array takes no array).
             copied = (
@@ -413,6 +414,7 @@ class StatementWriter:
             self.bind(op.results[0], copied)
         elif isinstance(op, vector.StoreOp):
             val, mem, *subs = (self.value(x) for x in op.operands)
+            subs = self.checked(op, op.operands[1], subs)
             target = ast.Subscript(mem, self.run(op, subs), ast.Store())
             self.out.append(ast.Assign([target], val))
         elif isinstance(op, k.MemsetOp):
@@ -637,16 +639,24 @@ class StatementWriter:
         read a negative index from the end; Numba's own check is lost inside prange."""
         if not self.st.check_bounds:
             return subs
-        access = next((a for a in self.s.accesses if a.op is op and a.data_dims), None)
+        access = next((a for a in self.s.accesses if a.op is op), None)
         # Only an access of the memref itself: through a view, the model's dimensions
         # are those of the buffer behind.
         if access is None or self.st.program.array_names.get(memv) != access.array:
+            return subs
+        spans = _spans(op, len(subs))
+        if isinstance(op, vector.LoadOp | vector.StoreOp) and access.reach is None:
+            # A run the model knows only as "any element": every dimension checked.
+            dims: tuple[int, ...] = tuple(range(len(subs)))
+        else:
+            dims = access.data_dims
+        if not dims:
             return subs
         self.st.helpers.add(BOUNDS_ERROR)
         loc = self.st.program.function.location(op)
         where = f"{self.s.name} ({op.name}{f', line {loc.line}' if loc else ''})"
         out = list(subs)
-        for d in access.data_dims:
+        for d in dims:
             ix = self.st.names.fresh("_ix")
             self.out.append(assign(ix, subs[d]))
             if self.vector_names(subs[d]):
@@ -658,10 +668,11 @@ class StatementWriter:
             )
             site: tuple[str, int] | None = None
             if self.st.target == "numba":
-                self.st.oob_sites.append((access.array, d, where))
+                self.st.oob_sites.append((access.array, d, where, spans[d]))
                 site = (self.st.oob_flag, len(self.st.oob_sites))
-            vector = ix in self._vec_locals
-            self.out.append(subscript_check(ix, extent, access.array, d, where, vector, site))
+            is_array = ix in self._vec_locals
+            check = subscript_check(ix, extent, access.array, d, where, is_array, site, spans[d])
+            self.out.append(check)
             out[d] = name(ix)
         return out
 
@@ -803,6 +814,17 @@ class StatementWriter:
             [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
         )
         self.bind(op.results[0], e)
+
+
+def _spans(op: Operation, rank: int) -> list[int]:
+    """How many elements `op` moves along each of `rank` dimensions from its subscript
+    (a vector.load / store: its vector's sizes along the last ones)."""
+    if not isinstance(op, vector.LoadOp | vector.StoreOp):
+        return [1] * rank
+    t = (op.results[0] if isinstance(op, vector.LoadOp) else op.operands[0]).type
+    assert isinstance(t, VectorType)
+    shape = list(t.get_shape())
+    return [1] * (rank - len(shape)) + shape
 
 
 def _describe(v: SSAValue) -> str:

@@ -63,9 +63,7 @@ class OutOfBounds:
         verb = "writes" if self.write else "reads"
         if not self.certain:
             verb = f"may {verb[:-1]}"
-        elem = ", ".join(
-            "?" if d in self.data_dims else str(x) for d, x in enumerate(self.element)
-        )
+        elem = ", ".join("?" if d in self.data_dims else str(x) for d, x in enumerate(self.element))
         return (
             f"{self.statement} at ({inst}) {verb} {self.array}[{elem}]{when}: "
             f"{self.array} has {self.extent} element{'s' * (self.extent != 1)} "

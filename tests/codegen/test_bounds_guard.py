@@ -250,3 +250,32 @@ def test_check_bounds_false_drops_the_guard() -> None:
     A, B, C = _f32(2, 20, 12), _f32(2, 12, 8), np.zeros((2, 20, 8), np.float32)
     unchecked(A=A, B=B, C=C)
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
+
+
+VECTOR_GATHER = """
+func.func @vg(%X: memref<40xf32>, %off: memref<4xi64>, %Y: memref<4x8xf32>) {
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to 4) {
+    %o = krnl.load %off[%i] : memref<4xi64>
+    %oi = arith.index_cast %o : i64 to index
+    %v = vector.load %X[%oi] : memref<40xf32>, vector<8xf32>
+    %c0 = arith.constant 0 : index
+    vector.store %v, %Y[%i, %c0] : memref<4x8xf32>, vector<8xf32>
+  }
+  return
+}
+"""
+
+
+def test_vector_run_from_data_must_end_inside() -> None:
+    """NumPy clips the slice X[33:41] to 7 lanes; the interpreter refuses the load."""
+    fn = pk.parse(VECTOR_GATHER)["vg"]
+    kernel = pk.compile(fn)
+    X, Y = np.arange(40, dtype=np.float32), np.zeros((4, 8), np.float32)
+    kernel(X=X, off=np.array([0, 8, 16, 32]), Y=Y)
+    np.testing.assert_array_equal(Y[:, 0], [0, 8, 16, 32])
+    off = np.array([0, 8, 16, 33])
+    with pytest.raises(pk.InterpretError, match="out of bounds"):
+        pk.run_reference(fn, X=X, off=off, Y=Y.copy())
+    with pytest.raises(pk.BoundsError, match="a run of 8 elements from 33 along dimension 0"):
+        kernel(X=X, off=off, Y=Y)

@@ -19,24 +19,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-
-BMM = """
-func.func @bmm(%A: memref<?x20x12xf32>, %B: memref<?x12x8xf32>, %C: memref<?x20x8xf32>) {
-  %c0 = arith.constant 0 : index
-  %nb = memref.dim %A, %c0 : memref<?x20x12xf32>
-  %b, %i, %j, %k = krnl.define_loops 4
-  krnl.iterate(%b, %i, %j, %k) with (%b -> %bb = 0 to %nb, %i -> %ii = 0 to 20,
-      %j -> %jj = 0 to 8, %k -> %kk = 0 to 12) {
-    %a = krnl.load %A[%bb, %ii, %kk] : memref<?x20x12xf32>
-    %x = krnl.load %B[%bb, %kk, %jj] : memref<?x12x8xf32>
-    %c = krnl.load %C[%bb, %ii, %jj] : memref<?x20x8xf32>
-    %m = arith.mulf %a, %x : f32
-    %s = arith.addf %c, %m : f32
-    krnl.store %s, %C[%bb, %ii, %jj] : memref<?x20x8xf32>
-  }
-  return
-}
-"""
+from tests.bounds_programs import BMM
 
 SHIFTED = """
 func.func @shifted(%X: memref<?xf32>, %Y: memref<?xf32>) {

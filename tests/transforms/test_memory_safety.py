@@ -15,26 +15,10 @@ import pytest
 import polykrnl as pk
 from polykrnl.runner import make_inputs
 from polykrnl.transforms.memory_safety import memory_report
+from tests.bounds_programs import BMM, GATHER
 
 ROOT = Path(__file__).resolve().parents[2]
 
-BMM = """
-func.func @bmm(%A: memref<?x20x12xf32>, %B: memref<?x12x8xf32>, %C: memref<?x20x8xf32>) {
-  %c0 = arith.constant 0 : index
-  %nb = memref.dim %A, %c0 : memref<?x20x12xf32>
-  %b, %i, %j, %k = krnl.define_loops 4
-  krnl.iterate(%b, %i, %j, %k) with (%b -> %bb = 0 to %nb, %i -> %ii = 0 to 20,
-      %j -> %jj = 0 to 8, %k -> %kk = 0 to 12) {
-    %a = krnl.load %A[%bb, %ii, %kk] : memref<?x20x12xf32>
-    %x = krnl.load %B[%bb, %kk, %jj] : memref<?x12x8xf32>
-    %c = krnl.load %C[%bb, %ii, %jj] : memref<?x20x8xf32>
-    %m = arith.mulf %a, %x : f32
-    %s = arith.addf %c, %m : f32
-    krnl.store %s, %C[%bb, %ii, %jj] : memref<?x20x8xf32>
-  }
-  return
-}
-"""
 
 # X[i + 2] for i < N over a static memref<10xf32>: in bounds exactly when N <= 8.
 SHIFTED = """
@@ -66,21 +50,6 @@ func.func @scale(%X: memref<10x20xf32>, %Y: memref<200xf32>) {
       %w = arith.addf %v, %v : vector<32xf32>
       vector.store %w, %Y[%s] : memref<200xf32>, vector<32xf32>
     }
-  }
-  return
-}
-"""
-
-GATHER = """
-func.func @gather(%X: memref<?x4xf32>, %idx: memref<?xi64>, %Y: memref<?x4xf32>) {
-  %c0 = arith.constant 0 : index
-  %n = memref.dim %idx, %c0 : memref<?xi64>
-  %ii, %jj = krnl.define_loops 2
-  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to %n, %jj -> %j = 0 to 4) {
-    %r = krnl.load %idx[%i] : memref<?xi64>
-    %ri = arith.index_cast %r : i64 to index
-    %v = krnl.load %X[%ri, %j] : memref<?x4xf32>
-    krnl.store %v, %Y[%i, %j] : memref<?x4xf32>
   }
   return
 }

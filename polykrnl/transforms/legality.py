@@ -141,8 +141,12 @@ def statement_times(sched: Schedule) -> dict[str, isl.UnionMap]:
     return out
 
 
-def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:
-    """`sched` if it is legal, else IllegalTransformError carrying the report."""
+def refuse_if_illegal(sched: ScheduleT, what: str, *, cli_hint: str | None = None) -> ScheduleT:
+    """`sched` if it is legal, else IllegalTransformError carrying the report.
+
+    `cli_hint` ends the hint the command line shows instead of the Python one (which
+    names force=True and sched.check(), neither of which the CLI has).
+    """
     if is_legal(sched):
         return sched
     report = check(sched)
@@ -151,9 +155,8 @@ def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:
         f"{what} is illegal: {v}",
         report,
         location=v.location,
-        hint=v.hint
-        + ("" if "force=True" in v.hint else " (force=True applies it anyway)")
-        + "; sched.check() explains",
+        hint=f"{v.hint}; force=True applies it anyway, sched.check() explains",
+        cli_hint=f"{v.hint}; {cli_hint}" if cli_hint else None,
     )
 
 

@@ -72,7 +72,13 @@ def schedule_as(cls: type[ScheduleT], fn: Function, *, force: bool = False) -> S
     # generation asks for it next (legality runs once per pipeline).
     judged = not force and any(st.op in ("permute", "parallel") for st in sched.steps)
     if judged and not check(sched).legal:
-        refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
+        refuse_if_illegal(
+            sched,
+            f"the Krnl recipe of @{fn.name}",
+            cli_hint="`polykrnl check` explains, and `polykrnl lower` and `trace` show "
+            "the recipe's loops anyway; to emit or run code, change the recipe in the "
+            "Krnl text",
+        )
     return sched
 
 

@@ -7,7 +7,8 @@ heavy (`polykrnl --help` and `--version` answer at once).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
@@ -39,6 +40,44 @@ def _add_time_limit(sp: argparse.ArgumentParser) -> None:
     )
 
 
+def versions() -> str:
+    """`polykrnl X.Y.Z`, then the versions of the libraries it computes with.
+
+    Read from the installed distributions' metadata: importing islpy, xdsl or numpy to
+    ask them would take longer than the answer is worth.
+    """
+    from importlib import metadata
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    import polykrnl
+
+    deps = ", ".join(f"{d} {version(d)}" for d in ("islpy", "xdsl", "numpy"))
+    python = ".".join(str(n) for n in sys.version_info[:3])
+    return f"polykrnl {polykrnl.__version__}\n{deps}, Python {python}\n"
+
+
+class _VersionAction(argparse.Action):
+    """--version: computed when asked (argparse's own needs the text up front)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        sys.stdout.write(versions())
+        parser.exit()
+
+
 def _verb(group: Any, name: str, summary: str) -> CliArgumentParser:
     """A verb's parser: `summary` is its line in the parent's --help and the description
     its own --help starts with."""
@@ -51,6 +90,11 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     p = CliArgumentParser(
         prog="polykrnl",
         description="Polyhedral loop transformation for ONNX-MLIR Krnl programs.",
+    )
+    p.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="print polykrnl's version and those of islpy, xdsl and numpy, and exit",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=CliArgumentParser)
     sub.required = True

@@ -1,15 +1,17 @@
-"""What the command line says about itself: every verb's --help against README.md's
-"Command line" section."""
+"""What the command line says about itself: --version, and every verb's --help against
+README.md's "Command line" section."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import re
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
+import polykrnl as pk
 from polykrnl.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,14 @@ def _readme_cli_section() -> str:
 
 def _options(help_text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", help_text)) - {"--help"}
+
+
+def test_version_reads_the_installed_distributions() -> None:
+    lines = _exits("--version").splitlines()
+    assert lines[0] == f"polykrnl {metadata.version('polykrnl')}"
+    assert pk.__version__ == metadata.version("polykrnl")
+    for dist in ("islpy", "xdsl", "numpy"):
+        assert f"{dist} {metadata.version(dist)}" in lines[1]
 
 
 def test_emit_help_names_every_target_not_only_numpy() -> None:

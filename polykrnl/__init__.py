@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.transforms.legality_report import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
 
-__version__ = "0.1.0"
+    __version__: str
 
 #: public name -> (module, attribute) it is imported from on first use
 _LAZY: dict[str, tuple[str, str]] = {
@@ -74,7 +74,21 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
+def _installed_version() -> str:
+    # The installed distribution's metadata, so that the version is written once (in
+    # pyproject.toml); a source tree that was never installed has none.
+    from importlib import metadata
+
+    try:
+        return metadata.version("polykrnl")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = version = _installed_version()
+        return version
     found = _LAZY.get(name)
     if found is None:
         raise AttributeError(f"module 'polykrnl' has no attribute {name!r}")
@@ -84,7 +98,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "__version__"})
 
 
 __all__ = [

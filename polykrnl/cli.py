@@ -13,10 +13,11 @@ import io
 import json
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from polykrnl.cli_parser import Handler, UsageError, build_parser
 from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError, UnsupportedError
 
 if TYPE_CHECKING:
@@ -33,17 +34,6 @@ EXIT_INTERNAL = 3  # a bug in polykrnl: reported in one paragraph, not as a trac
 EXIT_UNPROVEN = 4  # `check`: only may-dependences, through approximated statements
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports usage errors in polykrnl's format instead of exiting itself."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
-
-
 def _param_items(items: Sequence[str], form: str, option: str = "--param") -> list[tuple[str, str]]:
     """The NAME=VALUE pairs of --param options; NAME is an identifier or ARG.DIM (for
     --param only)."""
@@ -56,7 +46,7 @@ def _param_items(items: Sequence[str], form: str, option: str = "--param") -> li
             or not arg.isidentifier()
             or (dot and (not dim.isdigit() or option != "--param"))
         ):
-            raise _UsageError(f"{option} takes {form}, got '{item}'")
+            raise UsageError(f"{option} takes {form}, got '{item}'")
         pairs.append((name, value))
     return pairs
 
@@ -68,7 +58,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, int]:
         try:
             params[name] = int(value)
         except ValueError:
-            raise _UsageError(f"--param {name} needs an integer value, got '{value}'") from None
+            raise UsageError(f"--param {name} needs an integer value, got '{value}'") from None
     return params
 
 
@@ -101,7 +91,7 @@ def _cmd_ops(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows = tuple(r for r in table.rows if r.dialect == args.dialect)
         if not rows:
             dialects = sorted({r.dialect for r in table.rows})
-            raise _UsageError(
+            raise UsageError(
                 f"no dialect named {args.dialect!r}; polykrnl parses {', '.join(dialects)}"
             )
         table = SupportTable(table.stages, rows)
@@ -146,7 +136,7 @@ def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
             try:
                 params[name] = float(value)
             except ValueError:
-                raise _UsageError(f"--param {name} needs a number, got '{value}'") from None
+                raise UsageError(f"--param {name} needs a number, got '{value}'") from None
     return params
 
 
@@ -494,235 +484,19 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_demo(out)
 
 
-DEFAULT_TIME_LIMIT = 60.0
-
-
-def _add_time_limit(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument(
-        "--time-limit",
-        type=float,
-        default=DEFAULT_TIME_LIMIT,
-        metavar="SECONDS",
-        help=f"stop with an error if the command runs longer than SECONDS (default "
-        f"{DEFAULT_TIME_LIMIT:g}; 0: no limit)",
-    )
-
-
-def _build_parser() -> _ArgumentParser:
-    p = _ArgumentParser(
-        prog="polykrnl",
-        description="Polyhedral loop transformation for ONNX-MLIR Krnl programs.",
-    )
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
-    sub.required = True
-
-    sp = sub.add_parser("print", help="parse a Krnl file and print it back (round trip)")
-    sp.add_argument("file")
-    sp.add_argument("--generic", action="store_true", help="print the generic MLIR form")
-    sp.set_defaults(handler=_cmd_print)
-
-    sp = sub.add_parser(
-        "verify",
-        help="structural and scoping checks; prints 'ok' (several files: 'FILE: ok' each)",
-    )
-    sp.add_argument("file", metavar="FILE")
-    sp.add_argument(
-        "more", nargs="*", metavar="FILE", help="more files, checked in the same process"
-    )
-    sp.set_defaults(handler=_cmd_verify)
-
-    sp = sub.add_parser("lower", help="the final loop nest after the Krnl recipe")
-    sp.add_argument("file")
-    sp.add_argument(
-        "--func",
-        help="only this function (default: every function of the file, each after a line "
-        "'// @NAME' when there are several)",
-    )
-    sp.add_argument(
-        "--json",
-        action="store_true",
-        help="print the loop tree as JSON: one object with --func, else a list of one "
-        "object per function in file order (even when the file has a single function)",
-    )
-    _add_time_limit(sp)
-    sp.set_defaults(handler=_cmd_lower)
-
-    sp = sub.add_parser(
-        "check", help="legality of the recipe: exit 0 legal, 1 illegal, 4 not proven, 2 bad input"
-    )
-    sp.add_argument("file")
-    sp.add_argument("--func", help="only this function (default: every function of the file)")
-    sp.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"legal", "verdict" (legal, illegal or unproven), "violations", "bands", '
-        '"loops"}: one object with --func, else a list of one object per function',
-    )
-    _add_time_limit(sp)
-    sp.set_defaults(handler=_cmd_check)
-
-    sp = sub.add_parser("trace", help="statement instances in execution order after the recipe")
-    sp.add_argument("file")
-    sp.add_argument(
-        "--func", help="the function to trace (default: the only one; required if several)"
-    )
-    sp.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=N",
-        help="an index argument (N=10) or a dynamic memref dimension (A.0=64); "
-        "every symbolic size of the function needs one",
-    )
-    sp.add_argument(
-        "--json",
-        action="store_true",
-        help='print a JSON list of {"stmt": "S0", "point": {"i": 0, ...}}, one instance per '
-        "line; the keys of point are the original induction variables",
-    )
-    _add_time_limit(sp)
-    sp.set_defaults(handler=_cmd_trace)
-
-    sp = sub.add_parser("emit", help="generate code: a standalone NumPy module")
-    targets = sp.add_subparsers(dest="target", metavar="TARGET", parser_class=_ArgumentParser)
-    targets.required = True
-    tp = targets.add_parser(
-        "numpy",
-        help="a Python module that imports only numpy: one function per Krnl function, "
-        "after its recipe",
-    )
-    tp.add_argument("file")
-    tp.add_argument(
-        "--func", help="only this function (default: every function of the file, in one module)"
-    )
-    tp.add_argument(
-        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
-    )
-    tp.add_argument(
-        "--threads",
-        action="store_true",
-        help="run krnl.parallel loops that stay Python loops around array code on threads",
-    )
-    _add_time_limit(tp)
-    tp.set_defaults(handler=_cmd_emit_numpy)
-    tp = targets.add_parser(
-        "numba",
-        help="a Python module of @njit functions (needs polykrnl[numba]): scalar loops in "
-        "the schedule's order, krnl.parallel loops as prange",
-    )
-    tp.add_argument("file")
-    tp.add_argument(
-        "--func", help="only this function (default: every function of the file, in one module)"
-    )
-    tp.add_argument(
-        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
-    )
-    tp.add_argument(
-        "--sequential", action="store_true", help="krnl.parallel loops as plain range loops"
-    )
-    tp.add_argument(
-        "--no-boundscheck",
-        action="store_true",
-        help="no Numba index checks even where the bounds guard does not prove every access "
-        "(faster; an access outside an array is then undefined behaviour); by default they "
-        "are off only where the guard proves every access in bounds",
-    )
-    _add_time_limit(tp)
-    tp.set_defaults(handler=_cmd_emit_numba)
-    tp = targets.add_parser(
-        "pto",
-        help="C++ for the PTO tile ISA (Ascend): tiles, TLOAD/TSTORE and vector/cube "
-        "instructions, tmp tiles sized by formula",
-    )
-    tp.add_argument("file")
-    tp.add_argument("--arch", required=True, help="a2a3 or a5")
-    tp.add_argument("--func", help="the function (default: the only one)")
-    tp.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=N",
-        help="a size: an index argument (N=40) or a memref dimension (A.0=40)",
-    )
-    tp.add_argument(
-        "--harness",
-        action="store_true",
-        help="add a main: ./prog ARG0.bin ARG1.bin ... (one raw file per memref argument, "
-        "read, run, written back); needs every size",
-    )
-    tp.add_argument(
-        "--single-buffer",
-        action="store_true",
-        help="one copy of every tile: no overlap of the next tile's load with this tile's "
-        "compute (default: double buffering where the copies fit)",
-    )
-    tp.add_argument("-o", "--output", metavar="OUT", help="write to OUT (default: stdout)")
-    _add_time_limit(tp)
-    tp.set_defaults(handler=_cmd_emit_pto)
-
-    sp = sub.add_parser(
-        "run",
-        help="run a function's NumPy kernel (or the reference interpreter) on random inputs",
-    )
-    sp.add_argument("file")
-    sp.add_argument("--func", help="the function to run (default: the only one)")
-    sp.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=N",
-        help="a scalar argument (N=64) or a dynamic memref dimension (A.0=64)",
-    )
-    sp.add_argument(
-        "--size",
-        type=int,
-        default=16,
-        help="value of the dynamic dimensions and index/integer arguments no --param sets",
-    )
-    mode = sp.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--reference",
-        action="store_true",
-        help="run the reference interpreter instead of the generated NumPy kernel",
-    )
-    mode.add_argument(
-        "--verify",
-        action="store_true",
-        help="run both on the same inputs and compare every output: exit 1 if they differ "
-        "(exactly for an exact kernel, else beyond the tolerance of reassociated sums)",
-    )
-    sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    sp.add_argument(
-        "--target",
-        choices=("numpy", "numba"),
-        default="numpy",
-        help="the generated kernel to run: NumPy (default) or Numba (needs polykrnl[numba]; "
-        "krnl.parallel loops that legality proves parallel run on Numba's threads)",
-    )
-    sp.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="NAME=FILE.npy",
-        help="the data of memref argument NAME, from a NumPy .npy file, instead of random "
-        "data (it also sets NAME's dynamic dimensions)",
-    )
-    sp.add_argument(
-        "--threads",
-        action="store_true",
-        help="run krnl.parallel loops that stay Python loops around array code on threads "
-        "(to_numpy(parallel=True))",
-    )
-    sp.set_defaults(handler=_cmd_run)
-
-    sp = sub.add_parser("ops", help="which ops each stage supports (parse, interpret, numpy...)")
-    sp.add_argument("--json", action="store_true", help="a JSON list, one object per op")
-    sp.add_argument("--dialect", help="only the ops of this dialect (arith, krnl, ...)")
-    sp.set_defaults(handler=_cmd_ops)
-
-    sp = sub.add_parser("demo", help="an end-to-end tour on a built-in example")
-    sp.set_defaults(handler=_cmd_demo)
-    return p
+_HANDLERS: dict[str, Handler] = {
+    "print": _cmd_print,
+    "verify": _cmd_verify,
+    "lower": _cmd_lower,
+    "check": _cmd_check,
+    "trace": _cmd_trace,
+    "emit numpy": _cmd_emit_numpy,
+    "emit numba": _cmd_emit_numba,
+    "emit pto": _cmd_emit_pto,
+    "run": _cmd_run,
+    "ops": _cmd_ops,
+    "demo": _cmd_demo,
+}
 
 
 def main(
@@ -734,10 +508,10 @@ def main(
     """Run the CLI; returns the exit status (the console script exits with it)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    parser = _build_parser()
+    parser = build_parser(_HANDLERS)
     try:
         args = parser.parse_args(argv)
-    except _UsageError as e:
+    except UsageError as e:
         err.write(f"error: {e}\n{parser.format_usage()}")
         return EXIT_BAD_INPUT
     limit: float = getattr(args, "time_limit", 0.0)
@@ -772,10 +546,10 @@ def main(
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the verb of `args`, every failure turned into a message and an exit status."""
     try:
-        handler: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.handler
+        handler: Handler = args.handler
         return handler(args, out, err)
-    except _UsageError as e:
-        err.write(f"error: {e}\n{_build_parser().format_usage()}")
+    except UsageError as e:
+        err.write(f"error: {e}\n{build_parser(_HANDLERS).format_usage()}")
         return EXIT_BAD_INPUT
     except PolykrnlError as e:
         file = getattr(args, "file", "<input>")

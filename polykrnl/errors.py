@@ -61,19 +61,27 @@ class PolykrnlError(Exception):
         *,
         location: SourceLocation | None = None,
         hint: str | None = None,
+        cli_hint: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.location = location
         self.hint = hint
+        # The hint for the command line, where it differs: a hint that names a keyword
+        # argument (force=True) or a method would send a CLI user to something that
+        # does not exist there.
+        self.cli_hint = cli_hint
 
     @property
     def diagnostic(self) -> Diagnostic:
         return Diagnostic(self.message, self.location, self.hint)
 
     def render(self, default_file: str = "<input>") -> str:
-        """The full text the CLI prints: `error: FILE:LINE:COL: message`, caret, hint."""
-        return self.diagnostic.render(default_file)
+        """The full text the CLI prints: `error: FILE:LINE:COL: message`, caret, hint
+        (`cli_hint` where there is one)."""
+        return Diagnostic(self.message, self.location, self.cli_hint or self.hint).render(
+            default_file
+        )
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
@@ -150,8 +158,9 @@ class IllegalTransformError(ScheduleError):
         *,
         location: SourceLocation | None = None,
         hint: str | None = None,
+        cli_hint: str | None = None,
     ) -> None:
-        super().__init__(message, location=location, hint=hint)
+        super().__init__(message, location=location, hint=hint, cli_hint=cli_hint)
         self.report = report
 
     def render(self, default_file: str = "<input>") -> str:
@@ -171,8 +180,9 @@ class UnprovenTransformError(ScheduleError):
         *,
         location: SourceLocation | None = None,
         hint: str | None = None,
+        cli_hint: str | None = None,
     ) -> None:
-        super().__init__(message, location=location, hint=hint)
+        super().__init__(message, location=location, hint=hint, cli_hint=cli_hint)
         self.report = report
 
     def render(self, default_file: str = "<input>") -> str:

@@ -50,11 +50,16 @@ def test_demo_shows_every_section(demo: str) -> None:
 
 
 def test_demo_numbers(demo: str) -> None:
-    mm = re.search(r"max \|error\| vs NumPy (\S+) \(", demo)
+    mm = re.search(
+        r"reference interpreter: \S+ ms; max \|error\| vs the reference (\S+) \((.+?)\)", demo
+    )
     assert mm and float(mm.group(1)) < 1e-4  # float32, 20-term sums
+    assert mm.group(2) == "exact" or mm.group(2) == "sums reassociated"
+    # the compile time is a second compile's, the first's (imports included) beside it
+    assert re.search(r"in \S+ ms \(a second compile; the first, which also imports", demo)
     st = re.search(r"skewed, tiled schedule: .*max \|error\| (\S+) \(bit for bit\)", demo)
     assert st and float(st.group(1)) == 0.0
-    pto = re.search(r"max \|error\| vs the reference (\S+)", demo)
+    pto = re.search(r"3 rows: max \|error\| vs the reference (\S+)", demo)
     assert pto and float(pto.group(1)) < 1e-6
     # each tmp tile's formula, evaluated here by sympy at N = 19, gives the bytes printed
     # next to it (the demo takes them from PtoKernel.tmp_bytes)

@@ -55,3 +55,13 @@ def test_cli_verify_loads_neither_numpy_nor_the_code_generators() -> None:
     loaded = _loaded_after(code)
     assert loaded["xdsl"]
     assert not any(loaded[m] for m in ("numpy", "sympy", "polykrnl.codegen", "polykrnl.tiles"))
+
+
+def test_cli_version_loads_nothing_heavy() -> None:
+    # The versions come from the distributions' metadata, not from importing them.
+    code = (
+        "import contextlib, io\nfrom polykrnl.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--version'])\n    except SystemExit:\n        pass"
+    )
+    assert _loaded_after(code) == dict.fromkeys(HEAVY, False)

@@ -21,6 +21,7 @@ from typing import Any
 
 import islpy as isl
 
+from polykrnl.codegen.prange_work import PRANGE_MIN_TRIPS, iteration_work, stored_names
 from polykrnl.errors import UnsupportedError
 
 # A user statement: its name and the Python expressions of its domain dims.
@@ -45,11 +46,6 @@ _BIN: dict[Any, ast.operator] = {
 # Shares of a cyclic prange (see Translator._cyclic_prange): more than any machine's
 # threads, few enough that empty shares cost nothing.
 CYCLIC_SHARES = 256
-# A prange inside another loop whose body has no loop runs on threads only from this many
-# iterations on (else sequentially): a launch costs about 2 us (benchmarks/README.md, atax
-# and jacobi-1d), a plain iteration a few ns, so two threads reach 1.7x only from about
-# 20 us of work per launch.
-PRANGE_MIN_TRIPS = 16384
 
 _CMP: dict[Any, ast.cmpop] = {
     isl.ast_expr_op_type.eq: ast.Eq(),
@@ -176,20 +172,23 @@ class Translator:
                 self.pranged[mark] = reason or "prange"
                 loop = "range" if reason else "prange"
             if loop == "prange":
-                par = self._prange(name, init, stop, inc, args, body)
-                if self._depth == 0 or any(
-                    isinstance(x, ast.For | ast.While) for st in body for x in ast.walk(st)
-                ):
-                    return par
-                # Launched once per iteration of an enclosing loop, with a body of no loop:
-                # threads only pay off for enough iterations (see PRANGE_MIN_TRIPS).
+                # Threads pay off only for enough work per launch (prange_work.py): a
+                # run-time guard picks the prange or a plain loop, when the work of an
+                # iteration is known before the loop (not for a triangle, say).
+                work = iteration_work(body, stored_names(body) | {name})
                 seq = ast.Call(ast.Name("range", ast.Load()), copy.deepcopy(args), [])
+                sequential = ast.For(target, seq, copy.deepcopy(body), [])
+                par = self._prange(name, init, stop, inc, args, body)
+                if work is None:
+                    return par
+                trips: ast.expr = copy.deepcopy(stop)
+                if not (isinstance(init, ast.Constant) and init.value == 0):
+                    trips = ast.BinOp(trips, ast.Sub(), copy.deepcopy(init))
                 enough = ast.Compare(
-                    ast.BinOp(copy.deepcopy(stop), ast.Sub(), copy.deepcopy(init)),
+                    trips if _is_one(work) else ast.BinOp(trips, ast.Mult(), work),
                     [ast.GtE()],
                     [_times(ast.Constant(PRANGE_MIN_TRIPS), copy.deepcopy(inc))],
                 )
-                sequential = ast.For(target, seq, copy.deepcopy(body), [])
                 return [ast.If(enough, par, [sequential])]
             rng = ast.Call(ast.Name(loop, ast.Load()), args, [])
             if mark in self.threaded and _array_code(body):

@@ -32,6 +32,9 @@ UNARY_INSTR: dict[type[Operation], str] = {
     math.LogOp: "TLOG",
     math.RsqrtOp: "TRSQRT",
 }
+# maximumf/minimumf (NaN wins) and maxnumf/minnumf (the number wins, what onnx-mlir
+# writes for max reductions) differ only on NaN, which PTO leaves undefined: both
+# become the one instruction (docs/pto.md, "NaN and max/min").
 BINARY_INSTR: dict[type[Operation], str] = {
     arith.AddfOp: "TADD",
     arith.SubfOp: "TSUB",
@@ -39,12 +42,16 @@ BINARY_INSTR: dict[type[Operation], str] = {
     arith.DivfOp: "TDIV",
     arith.MaximumfOp: "TMAX",
     arith.MinimumfOp: "TMIN",
+    arith.MaxnumfOp: "TMAX",
+    arith.MinnumfOp: "TMIN",
 }
 #: The combining op of a ``krnl.yield old op e`` -> the row reduction it is.
 ROW_REDUCE_INSTR: dict[type[Operation], str] = {
     arith.AddfOp: "TROWSUM",
     arith.MaximumfOp: "TROWMAX",
     arith.MinimumfOp: "TROWMIN",
+    arith.MaxnumfOp: "TROWMAX",
+    arith.MinnumfOp: "TROWMIN",
 }
 
 

@@ -198,9 +198,13 @@ def statement_times(sched: Schedule) -> dict[str, isl.UnionMap]:
     return out
 
 
-def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:
+def refuse_if_illegal(sched: ScheduleT, what: str, *, cli_hint: str | None = None) -> ScheduleT:
     """`sched` if it is proven legal, else IllegalTransformError carrying the report, or
-    UnprovenTransformError when every violation goes through approximated accesses."""
+    UnprovenTransformError when every violation goes through approximated accesses.
+
+    `cli_hint` ends the hint the command line shows instead of the Python one (which
+    names force=True and sched.check(), neither of which the CLI has).
+    """
     if is_legal(sched):
         return sched
     report = check(sched)
@@ -214,14 +218,14 @@ def refuse_if_illegal(sched: ScheduleT, what: str) -> ScheduleT:
             "named are approximated, so the model assumes they may touch the elements "
             "named; force=True applies it anyway (generated code then runs no loop in "
             "parallel that legality does not prove); sched.check() explains",
+            cli_hint=cli_hint,
         )
     raise IllegalTransformError(
         f"{what} is illegal: {v}",
         report,
         location=v.location,
-        hint=v.hint
-        + ("" if "force=True" in v.hint else " (force=True applies it anyway)")
-        + "; sched.check() explains",
+        hint=f"{v.hint}; force=True applies it anyway, sched.check() explains",
+        cli_hint=f"{v.hint}; {cli_hint}" if cli_hint else None,
     )
 
 

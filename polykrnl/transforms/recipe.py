@@ -74,7 +74,13 @@ def schedule_as(cls: type[ScheduleT], fn: Function, *, force: bool = False) -> S
     # A recipe that is only not proven legal is the program as written: kept, and code
     # generation runs in parallel only the loops legality proves parallel.
     if judged and check(sched).verdict == "illegal":
-        refuse_if_illegal(sched, f"the Krnl recipe of @{fn.name}")
+        refuse_if_illegal(
+            sched,
+            f"the Krnl recipe of @{fn.name}",
+            cli_hint="`polykrnl check` explains, and `polykrnl lower` and `trace` show "
+            "the recipe's loops anyway; to emit or run code, change the recipe in the "
+            "Krnl text",
+        )
     return sched
 
 

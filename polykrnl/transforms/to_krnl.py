@@ -97,19 +97,25 @@ def to_krnl(sched: Schedule) -> str:
             new = k.UnrollOp(handle[step.loops[0]])
         parent.insert_op_before(new, it)
 
-    # Re-point uses of the old block handles, then drop the old recipe.
+    _rewrite_iterates(fn0, twin, sched, handle)
+    # Re-point what still uses the old block handles, then drop the old recipe. The
+    # iterates' lists are rewritten by now, so a schedule without the text's recipe
+    # (recipe=False) leaves no use of them there.
+    dropped = set(old_recipe)
     for v, name in old_block_results.items():
-        if name not in handle:
-            raise ScheduleError(
-                f"cannot write Krnl for this schedule: the program uses loop handle %{name}, "
-                "which the schedule does not have",
-                hint="keep the loops the program names (get_induction_var_value, krnl.matmul)",
-            )
-        v.replace_all_uses_with(handle[name])
+        for use in list(v.uses):
+            if use.operation in dropped:
+                continue
+            if name not in handle:
+                raise ScheduleError(
+                    f"cannot write Krnl for this schedule: the program uses loop handle "
+                    f"%{name}, which the schedule does not have",
+                    hint="keep the loops the program names (get_induction_var_value, krnl.matmul)",
+                )
+            use.operation.operands[use.index] = handle[name]
     for op in reversed(old_recipe):
         op.detach()
         op.erase()
-    _rewrite_iterates(fn0, twin, sched, handle)
     return module.print()
 
 
@@ -128,25 +134,51 @@ def _rewrite_iterates(
 ) -> None:
     parent: dict[str, str | None] = {}
     _parents(sched.nodes, None, parent)
-    stmts = {s.name: s for s in sched.program.statements}
-    # The schedule loop that holds each iterate's direct statements.
-    dest: dict[k.IterateOp, str | None] = {}
-    for name, s in stmts.items():
-        it = _iterate_of(s.anchor)
-        if it is not None and name in parent:
-            dest.setdefault(it, parent[name])
+    dest = _dests(sched, parent)
     for op in fn0.op.walk():
         if not isinstance(op, k.IterateOp) or (not op.entries and not op.optimized_loops):
             continue
         d = dest.get(op)
         if d is None:
-            continue  # no statement of its own: keep its list
-        chain = _chain_down_to(d, parent, sched, op)
+            continue  # nothing runs in it: keep its list
+        chain = _chain_down_to(d, parent, dest, sched, op)
         new_it = twin[op]
         assert isinstance(new_it, k.IterateOp)
         rest = list(new_it.operands[len(new_it.optimized_loops) :])
         new_it.operands = [*(handle[n] for n in chain), *rest]
         new_it.properties["num_optimized_loops"] = IntegerAttr(len(chain), i64)
+
+
+def _dests(sched: Schedule, parent: dict[str, str | None]) -> dict[k.IterateOp, str | None]:
+    """The schedule loop each iterate's body sits in.
+
+    For an iterate with statements of its own, the loop holding them. For one whose
+    body holds only other iterates, the innermost loop above its statements that comes
+    from one of its own loops: the text's list may name handles of a recipe the
+    schedule does not have (recipe=False), so it cannot be kept as written.
+    """
+    dest: dict[k.IterateOp, str | None] = {}
+    below: dict[k.IterateOp, str] = {}  # a statement somewhere inside each iterate
+    for s in sched.program.statements:
+        if s.name not in parent:
+            continue
+        it = _iterate_of(s.anchor)
+        if it is not None:
+            dest.setdefault(it, parent[s.name])
+        while it is not None:
+            below.setdefault(it, s.name)
+            it = _iterate_of(it)
+    names = sched.program.handle_names
+    for op, stmt in below.items():
+        if op in dest:
+            continue
+        own = {names[e.handle] for e in op.entries if e.handle in names}
+        loop = parent[stmt]
+        while loop is not None and sched.loop_info[loop].origin not in own:
+            loop = parent.get(loop)
+        if loop is not None:
+            dest[op] = loop
+    return dest
 
 
 def _iterate_of(op: Operation) -> k.IterateOp | None:
@@ -158,11 +190,15 @@ def _iterate_of(op: Operation) -> k.IterateOp | None:
 
 
 def _chain_down_to(
-    d: str, parent: dict[str, str | None], sched: Schedule, op: k.IterateOp
+    d: str,
+    parent: dict[str, str | None],
+    dest: dict[k.IterateOp, str | None],
+    sched: Schedule,
+    op: k.IterateOp,
 ) -> list[str]:
     """The loops from the top of `op`'s part of the nest down to `d`, outermost first."""
     path = [d]
-    enclosing = _enclosing_dest(op, parent, sched)
+    enclosing = _enclosing_dest(op, dest)
     while True:
         p = parent.get(path[-1])
         if p is None or p == enclosing:
@@ -172,12 +208,11 @@ def _chain_down_to(
     return [n for n in reversed(path) if not sched.loop_info[n].trivial]
 
 
-def _enclosing_dest(op: k.IterateOp, parent: dict[str, str | None], sched: Schedule) -> str | None:
+def _enclosing_dest(op: k.IterateOp, dest: dict[k.IterateOp, str | None]) -> str | None:
     """The loop holding the body of the iterate that encloses `op` (None at top level)."""
     outer = _iterate_of(op)
     while outer is not None:
-        for s in sched.program.statements:
-            if _iterate_of(s.anchor) is outer and s.name in parent:
-                return parent[s.name]
+        if outer in dest:
+            return dest[outer]
         outer = _iterate_of(outer)
     return None

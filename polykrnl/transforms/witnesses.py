@@ -116,8 +116,7 @@ def violation(
     elif d.reduction:
         hint = (
             f"this reorders the updates of the reduction into {d.array}: only legal if the "
-            "operation may be reassociated (floating-point results change); force=True "
-            "accepts it"
+            "operation may be reassociated (floating-point results change)"
         )
     else:
         hint = (

@@ -9,6 +9,7 @@ listed in UNSUPPORTED with its reason, and must be refused at its op.
 
 from __future__ import annotations
 
+import ast
 import copy
 import io
 import subprocess
@@ -525,3 +526,60 @@ def test_a_short_parallel_loop_inside_a_loop_runs_sequentially(
     kernel(a=a, b=got, n=40, steps=3)
     pk.run_reference(fn, a=a, b=expected, n=40, steps=3)
     np.testing.assert_array_equal(got, expected)
+
+
+# A parallel loop over a dynamic batch of rows, at the top of the kernel.
+SCALE_ROWS = """
+func.func @scale_rows(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %two = arith.constant 2.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %bb, %ii = krnl.define_loops 2
+  krnl.parallel %bb : !krnl.loop
+  krnl.iterate(%bb, %ii) with (%bb -> %b = 0 to %n, %ii -> %i = 0 to 64) {
+    %v = krnl.load %x[%b, %i] : memref<?x64xf32>
+    %w = arith.mulf %v, %two : f32
+    krnl.store %w, %y[%b, %i] : memref<?x64xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_top_level_prange_with_little_work_runs_sequentially() -> None:
+    """A kernel called on a batch of one row launched the thread pool for one iteration
+    (tens of times slower than the plain loop): the prange now runs only when its trips
+    times the work of an iteration (64 elements here) reach PRANGE_MIN_TRIPS, else the
+    same loop runs sequentially. Both sides give the reference's results."""
+    from polykrnl.codegen import prange_work
+
+    fn = pk.parse(SCALE_ROWS)["scale_rows"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert kernel.parallel_loops == {"b": "prange"}
+    guard = f"if x_d0 * 64 >= {prange_work.PRANGE_MIN_TRIPS}:"
+    assert guard in kernel.source, kernel.source
+    after = kernel.source.split(guard)[1]
+    assert "for b in prange(x_d0):" in after.split("else:")[0]
+    assert "for b in range(x_d0):" in after.split("else:")[1]
+    rows_at_threshold = prange_work.PRANGE_MIN_TRIPS // 64
+    for batch in (1, rows_at_threshold - 1, rows_at_threshold):
+        threads = batch * 64 >= prange_work.PRANGE_MIN_TRIPS  # which branch the guard takes
+        assert threads == (batch == rows_at_threshold)
+        x = np.random.default_rng(batch).uniform(-1, 1, (batch, 64)).astype(np.float32)
+        got, expected = np.zeros_like(x), np.zeros_like(x)
+        kernel(x=x, y=got)
+        pk.run_reference(fn, x=x, y=expected)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_prange_whose_inner_bounds_it_computes_keeps_no_guard() -> None:
+    """The work of an iteration is estimated before the loop: an inner loop bounded by
+    the parallel loop's own value (a triangle) has no such estimate, and the prange
+    stays unguarded (as a cyclic prange)."""
+    from polykrnl.codegen.prange_work import iteration_work, stored_names
+
+    body = ast.parse("for j in range(i + 1):\n    y[j] = 0\n").body
+    assert iteration_work(body, stored_names(body) | {"i"}) is None
+    body = ast.parse("for j in range(n):\n    for k in range(2, 6):\n        y[j] = k\n").body
+    work = iteration_work(body, stored_names(body) | {"i"})
+    assert work is not None and ast.unparse(work) == "max(0, n) * 4"

@@ -36,6 +36,7 @@ import islpy as isl
 from polykrnl.display import Html, code, html_table
 from polykrnl.errors import BoundsError, SourceLocation
 from polykrnl.model.poly import Access, DimParam, PolyProgram, Statement
+from polykrnl.transforms.samples import sample_pair
 
 Verdict = Literal["in bounds", "in bounds when", "out of bounds", "not proven"]
 Side = Literal["upper", "lower"]
@@ -320,24 +321,17 @@ def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -
     )
     outside = coord.lt_set(bound) if leave.side == "lower" else coord.ge_set(bound)
     fixed = fixed.intersect_range(outside)
-    p = fixed.wrap().sample_point()
-    n_in = fixed.dim(isl.dim_type.in_)
-    n_out = fixed.dim(isl.dim_type.out)
-    coords = [
-        int(p.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n_in + n_out)
-    ]
-    params: dict[str, int] = {}
-    for i in range(fixed.dim(isl.dim_type.param)):
-        name = str(fixed.get_dim_name(isl.dim_type.param, i))
-        if name in program.param_sources and _involves(involved, name):
-            params[str(program.param_sources[name])] = int(
-                p.get_coordinate_val(isl.dim_type.param, i).to_python()
-            )
+    at, element, values = sample_pair(fixed)
+    params = {
+        str(program.param_sources[name]): v
+        for name, v in values.items()
+        if name in program.param_sources and _involves(involved, name)
+    }
     return OutOfBounds(
         statement=_label(program, stmt, a),
-        instance=dict(zip(_user_dims(stmt), coords[:n_in], strict=True)),
+        instance=dict(zip(stmt.dims, at, strict=True)),
         array=a.array,
-        element=tuple(coords[n_in + n_private :]),
+        element=tuple(element[n_private:]),
         dim=leave.dim,
         extent=extent,
         params=params,
@@ -350,10 +344,6 @@ def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -
 def _involves(s: isl.Set, name: str) -> bool:
     pos = s.find_dim_by_name(isl.dim_type.param, name)
     return pos >= 0 and bool(s.involves_dims(isl.dim_type.param, pos, 1))
-
-
-def _user_dims(stmt: Statement) -> tuple[str, ...]:
-    return stmt.dims
 
 
 def _union(sets: Sequence[isl.Set], ctx: isl.Set) -> isl.Set:

@@ -17,6 +17,7 @@ from polykrnl.model.poly import Statement
 from polykrnl.transforms.core import Schedule, Step, step_text
 from polykrnl.transforms.dependences import Dependence
 from polykrnl.transforms.legality_report import BandVerdict, Instance, Violation
+from polykrnl.transforms.samples import sample_pair
 
 
 def witness(
@@ -26,21 +27,16 @@ def witness(
     maps: list[isl.Map] = []
     pairs.foreach_map(maps.append)
     m = next(x for x in maps if not x.is_empty())
-    p = m.wrap().sample_point()
     src_name = m.get_tuple_name(isl.dim_type.in_)
     snk_name = m.get_tuple_name(isl.dim_type.out)
-    n_in = m.dim(isl.dim_type.in_)
-    n_out = m.dim(isl.dim_type.out)
-    coords = [
-        int(p.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n_in + n_out)
-    ]
-    params: dict[str, int] = {}
-    for i in range(m.dim(isl.dim_type.param)):
-        name = str(m.get_dim_name(isl.dim_type.param, i))
-        if m.involves_dims(isl.dim_type.param, i, 1):
-            params[name] = int(p.get_coordinate_val(isl.dim_type.param, i).to_python())
-    src = Instance(src_name, dict(zip(stmts[src_name].dims, coords[:n_in], strict=True)))
-    snk = Instance(snk_name, dict(zip(stmts[snk_name].dims, coords[n_in:], strict=True)))
+    src_at, snk_at, values = sample_pair(m)
+    params = {
+        name: v
+        for i, (name, v) in enumerate(values.items())
+        if m.involves_dims(isl.dim_type.param, i, 1)
+    }
+    src = Instance(src_name, dict(zip(stmts[src_name].dims, src_at, strict=True)))
+    snk = Instance(snk_name, dict(zip(stmts[snk_name].dims, snk_at, strict=True)))
     return src, snk, params
 
 

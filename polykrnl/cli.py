@@ -8,7 +8,6 @@ never a Python traceback.
 from __future__ import annotations
 
 import argparse
-import ast
 import io
 import json
 import sys
@@ -18,11 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from polykrnl.cli_parser import Handler, UsageError, build_parser
-from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError, UnsupportedError
+from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError
 
 if TYPE_CHECKING:
-    from xdsl.ir import Attribute
-
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.model.ir import Function, Module
@@ -164,6 +161,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.codegen.kernel import NumpyKernel
+    from polykrnl.codegen.module_source import standalone_module
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -180,11 +178,12 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         assert isinstance(kernel, NumpyKernel)
         kernels.append(kernel)
     # The whole text is built before anything is written: an error leaves no partial file.
-    text = _numpy_module(kernels, Path(args.file).name)
+    text = standalone_module(kernels, Path(args.file).name)
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
 
 
 def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from polykrnl.codegen.module_source import standalone_module
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -201,7 +200,7 @@ def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 parallel=not args.sequential, boundscheck=False if args.no_boundscheck else None
             )
         )
-    text = _numpy_module(kernels, Path(args.file).name)
+    text = standalone_module(kernels, Path(args.file).name)
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
 
 
@@ -255,6 +254,8 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = kernel.harness(**sizes)
     else:
         text = kernel.source
+    from polykrnl.codegen.safe_text import cpp_comment_text
+
     lines = [f"// tmp tiles of {kernel.program.name} ({target.title}), bytes needed:"]
     given = {p: sizes[src] for p, src in kernel.params.items() if src in sizes}
     try:
@@ -263,158 +264,20 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         numbers = {}
     for name, expr in kernel.tmp_sizes.items():
         at = f" = {numbers[name]} at the given sizes" if name in numbers else ""
-        lines.append(f"//   {name}: {expr}{at}")
+        lines.append("//   " + cpp_comment_text(f"{name}: {expr}{at}"))
     if not kernel.tmp_sizes:
         lines.append("//   none")
     if kernel.lowered.fixed:
         at = ", ".join(f"{kernel.params[p]} = {v}" for p, v in kernel.lowered.fixed.items())
-        lines.append(f"// emitted for {at} only: static tile shapes come from these sizes")
+        only = f"emitted for {at} only: static tile shapes come from these sizes"
+        lines.append("// " + cpp_comment_text(only))
     text += "\n".join(lines) + "\n"
     what = "C++ kernel with a main for the CPU simulator" if args.harness else "C++ kernel"
     return _emit(out, args.output, text, f"{what} {kernel.program.name}")
 
 
-def _numpy_module(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
-    """One standalone Python module (imports only numpy, and numba for Numba kernels) with
-    the entry of every kernel.
-
-    A docstring says how to call each entry function. One kernel: its `.source`
-    as is. Several: the imports once, each helper and each function once
-    (a callee that another kernel calls too is defined once), each entry after
-    the comment with its schedule.
-    """
-    doc = _module_docstring(kernels, source_name)
-    if len(kernels) == 1:
-        return doc + "\n" + kernels[0].source
-    from polykrnl.codegen import memory_ops, numba_kernel, numpy_ops
-    from polykrnl.codegen.kernel import helper_order
-
-    numba = isinstance(kernels[0], numba_kernel.NumbaKernel)
-    helpers = helper_order(set().union(*(k.helpers for k in kernels)))
-    functions: dict[str, str] = {}
-    owner: dict[str, str] = {}
-    for k in kernels:
-        for name, text in _top_level_functions(k.function_source):
-            if functions.setdefault(name, text) != text:
-                raise UnsupportedError(
-                    f"two different generated functions are both named {name} "
-                    f"(one of them for @{k.schedule.program.function.name})",
-                    hint="emit the functions one at a time with --func NAME",
-                )
-        owner[k.entry] = _schedule_comment(k)
-    if numba:
-        cache = all(isinstance(k, numba_kernel.NumbaKernel) and k.cache for k in kernels)
-        blocks = [numba_kernel.numba_helper(h, cache) for h in helpers]
-        imports = numba_kernel.IMPORTS
-    else:
-        blocks = [numpy_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
-        imports = "import numpy as np"
-    blocks += [owner.get(name, "") + text for name, text in functions.items()]
-    return doc + f"\n{imports}\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
-
-
-def _schedule_comment(kernel: NumpyKernel | NumbaKernel) -> str:
-    from polykrnl.transforms.looptree import loop_tree
-
-    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
-    lines = [
-        f"# polykrnl {target} kernel of @{kernel.schedule.program.function.name}",
-        "# schedule:",
-        *(f"#   {line}" for line in str(loop_tree(kernel.schedule)).splitlines()),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _top_level_functions(source: str) -> list[tuple[str, str]]:
-    """The `def` blocks of generated functions: (name, text ending with one newline)."""
-    blocks: list[list[str]] = []
-    for line in source.splitlines():
-        if line.startswith(("def ", "@")) and not (blocks and blocks[-1][-1].startswith("@")):
-            blocks.append([])
-        elif not blocks and not line.strip():
-            continue
-        assert blocks, f"generated source before its first def: {line!r}"
-        blocks[-1].append(line)
-    out = []
-    for lines in blocks:
-        header = next(ln for ln in lines if ln.startswith("def "))
-        name = header[4:].split("(", 1)[0]
-        out.append((name, "\n".join(lines).rstrip("\n") + "\n"))
-    return out
-
-
-def _module_docstring(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
-    """How to call the kernels: argument order, names and what each one takes."""
-    names = [f"@{k.schedule.program.function.name}" for k in kernels]
-    what = f"kernel of {names[0]}" if len(names) == 1 else "kernels of " + ", ".join(names)
-    numba = kernels[0].__class__.__name__ == "NumbaKernel"
-    lines = [
-        f"{'Numba' if numba else 'NumPy'} {what} (after the Krnl recipe),",
-        f"generated by polykrnl from {source_name}.",
-        "",
-        "Standalone: this module imports only numpy"
-        + (" and numba" if numba else "")
-        + ". Call an entry function with the arguments in the",
-        "order shown, positionally. Arrays must have exactly the dtype and shape shown "
-        "(`?`: any size)",
-        "and are updated in place. Each entry checks that the arrays fit its accesses",
-        "before touching memory (PkBoundsError, an IndexError, if not); dtypes are not",
-        "checked here (pk.compile(fn) makes a kernel that checks them too).",
-        "polykrnl runs kernels under np.errstate(all='ignore'): do the same to silence "
-        "floating-point",
-        "warnings.",
-    ]
-    for k in kernels:
-        fn = k.schedule.program.function
-        params = _entry_parameters(k)
-        lines += ["", f"{k.entry}({', '.join(params)})  # @{fn.name}"]
-        for p, a in zip(params, fn.arguments, strict=True):
-            lines.append(f"    {p}: {a.type}, {_how_to_pass(a.type)}")
-        results = ", ".join(str(t) for t in fn.result_types)
-        lines.append(f"    returns: {results or 'nothing'}")
-        if not k.exact:
-            lines.append(
-                "    (reductions are reassociated as np.einsum: floating-point results may "
-                "differ from"
-            )
-            lines.append("    the reference interpreter's in the last bits)")
-    text = "\n".join(lines) + "\n"
-    # Escaped so that any file name makes a valid literal with the same value.
-    return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""\n'
-
-
-def _entry_parameters(kernel: NumpyKernel | NumbaKernel) -> list[str]:
-    for node in ast.parse(kernel.function_source).body:
-        if isinstance(node, ast.FunctionDef) and node.name == kernel.entry:
-            return [a.arg for a in node.args.args]
-    raise AssertionError(f"no def {kernel.entry} in the generated source")
-
-
-def _how_to_pass(t: Attribute) -> str:
-    from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
-
-    from polykrnl.model import dialect as k
-    from polykrnl.model.interpreter import memref_dtype, memref_shape, scalar_dtype
-
-    if isinstance(t, MemRefType):
-        shape = ", ".join("?" if d is None else str(d) for d in memref_shape(t))
-        shape += "," if len(memref_shape(t)) == 1 else ""
-        return f"a NumPy {memref_dtype(t)} array of shape ({shape})"
-    if isinstance(t, IndexType):
-        return "an int"
-    if isinstance(t, IntegerType):
-        return f"an int in the range of {t}"
-    if isinstance(t, k.StringType):
-        return "a str"
-    if isinstance(t, VectorType):
-        return f"a NumPy {scalar_dtype(t)} array of shape {tuple(t.get_shape())}"
-    try:
-        return f"a np.{scalar_dtype(t)} scalar"
-    except PolykrnlError:
-        return "a value of that type"
-
-
 def _cmd_lower(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from polykrnl.codegen.safe_text import comment_text
     from polykrnl.model.parser import load
     from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
@@ -431,7 +294,7 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     for i, tree in enumerate(trees):
         if len(trees) > 1:
-            out.write(("\n" if i else "") + f"// @{tree.function}\n")
+            out.write(("\n" if i else "") + f"// @{comment_text(tree.function)}\n")
         out.write(str(tree))
     return EXIT_OK
 

@@ -3,24 +3,33 @@
 Each mutant is a program of the corpus (tests/corpus, benchmarks/polybench and
 any directory given) with one mutation: a line deleted, duplicated or swapped,
 a number changed, a token dropped, an op name replaced by another, a type
-changed, or a recipe changed (block sizes 0, 1, huge or negative, permute maps
-of the wrong length, parallel on any loop). Every CLI verb runs on it in a
-worker process with a time limit; `run --verify` runs when a kernel came out.
+changed, a recipe changed (block sizes 0, 1, huge or negative, permute maps
+of the wrong length, parallel on any loop), or hostile text: a function symbol
+(as a quoted `@"..."`, with its calls) or a string attribute replaced by text
+that holds Python creating a file `PWNED` after line breaks of every kind,
+quotes, triple quotes, backslashes, `*/`, `??/` or an encoding declaration,
+often in the file's name too. Every CLI verb runs on it in a worker process
+with a time limit, in the mutant's own directory; `run --verify` runs when a
+kernel came out, and the module `emit numpy` writes is imported from its file.
+A `PWNED` file appearing there is a finding: input text ran as code.
 
     python tools/fuzz.py --mutants 300 --seed 0        # the bounded run CI makes
     python tools/fuzz.py --mutants 5000 --seed 7 -j 2  # a long campaign
 
 The report groups the tracebacks by exception and innermost polykrnl frame, and
-lists the commands that ran past the time limit. The exit status is 1 when any
-traceback or timeout was found. Mutants are written to a temporary directory.
+lists the commands that ran past the time limit and those that ran input text.
+The exit status is 1 when any traceback, timeout or executed text was found.
+Mutants are written to a temporary directory.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
+import runpy
 import sys
 import tempfile
 import time
@@ -58,6 +67,44 @@ _TYPE = re.compile(r"\b(?:f16|f32|f64|i1|i8|i16|i32|i64|index)\b")
 _BLOCK = re.compile(r"(krnl\.block\s+%[\w#]+\s+)(\d+)")
 _PERM = re.compile(r"(krnl\.permute\([^)]*\)\s*)\[([\d,\s]*)\]")
 _TYPES = ("f32", "f64", "i1", "i8", "i32", "i64", "index")
+_SYMBOL = re.compile(r"func\.func\s+(?:private\s+)?@([\w$.]+)")
+_STRING = re.compile(r'(=\s*)"((?:[^"\\\n]|\\.)*)"')
+
+#: what hostile text runs, if it ever becomes code: it creates this file in the working
+#: directory (each mutant runs in its own)
+MARKER = "PWNED"
+_CMD = f"open({MARKER!r}, 'w').close()"
+#: names and strings that end a line, a comment or a literal for Python or C++
+HOSTILE = (
+    f"\n{_CMD}\n#",
+    f"\r{_CMD}\r#",
+    f'"""\n{_CMD}\n"""',
+    f"'''\n{_CMD}\n'''#",
+    f"\\\n{_CMD}\n\\",
+    f"*/\n{_CMD}\n/*",
+    f"??/\n{_CMD}",
+    f"\x0b{_CMD}\x0c",
+    f"\x1c{_CMD}\x1e",
+    f"\x85{_CMD}",
+    f"\u2028{_CMD}\u2029",
+    f"\u00e9\u202e{_CMD}",
+    f" -*- coding: utf-7 -*- +AAo-{_CMD}",
+    "a b",
+    "a.b",
+    "if",
+    "1x",
+)
+
+
+def mlir_string(text: str) -> str:
+    """`text` inside an MLIR string literal. xDSL reads `\\XX` escapes only in ASCII
+    strings, so non-ASCII text is written raw, its quotes, backslashes and line ends
+    dropped."""
+    if text.isascii():
+        return "".join(
+            f"\\{ord(c):02X}" if c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7F else c for c in text
+        )
+    return "".join(c for c in text if c not in '"\\\n\r\x0b\x0c')
 
 
 @dataclass(frozen=True)
@@ -65,6 +112,7 @@ class Mutant:
     source: str  # the corpus file, relative to the checkout
     mutation: str
     text: str
+    file_name: str = ""  # hostile text in the mutant's file name (no `/`)
 
 
 @dataclass
@@ -75,6 +123,7 @@ class Outcome:
     tracebacks: list[tuple[str, str, str]] = field(default_factory=list)  # verb, kind, frame
     timeouts: list[str] = field(default_factory=list)
     exits: dict[str, int] = field(default_factory=dict)
+    executed: list[str] = field(default_factory=list)  # commands after which PWNED appeared
 
 
 # ------------------------------------------------------------------ mutations
@@ -99,6 +148,8 @@ def _mutations(text: str, rng: random.Random, op_names: Sequence[str]) -> Iterat
         "block",
         "permute",
         "parallel",
+        "symbol",
+        "string",
     ]
     rng.shuffle(kinds)
     for kind in kinds:
@@ -178,6 +229,23 @@ def _mutations(text: str, rng: random.Random, op_names: Sequence[str]) -> Iterat
                 new = list(lines)
                 new.insert(n, f"  krnl.parallel {h} : !krnl.loop")
                 yield f"parallel {h} before line {n + 1}", "\n".join(new)
+        elif kind == "symbol":
+            symbols = sorted(set(_SYMBOL.findall(text)))
+            if symbols:
+                name = rng.choice(symbols)
+                bad = rng.choice(HOSTILE)
+                uses = re.compile(rf"@{re.escape(name)}(?![\w$.])")
+                quoted = f'@"{mlir_string(bad)}"'
+                yield f"symbol @{name} -> {bad!r}", uses.sub(quoted.replace("\\", "\\\\"), text)
+        elif kind == "string":
+            found = list(_STRING.finditer(text))
+            if found:
+                m = rng.choice(found)
+                bad = rng.choice(HOSTILE)
+                yield (
+                    f"string {m[0]!r} -> {bad!r}",
+                    text[: m.start(2)] + mlir_string(bad) + text[m.end(2) :],
+                )
 
 
 def mutants(files: Sequence[Path], count: int, seed: int) -> list[Mutant]:
@@ -193,7 +261,9 @@ def mutants(files: Sequence[Path], count: int, seed: int) -> list[Mutant]:
         for what, new in _mutations(texts[f], rng, op_names):
             if new != texts[f] and new not in seen:
                 seen.add(new)
-                out.append(Mutant(rel(f), what, new))
+                hostile = what.startswith(("symbol", "string")) and rng.random() < 0.5
+                name = rng.choice(HOSTILE).replace("/", "|") if hostile else ""
+                out.append(Mutant(rel(f), what, new, name))
                 break
     return out
 
@@ -203,16 +273,35 @@ def mutants(files: Sequence[Path], count: int, seed: int) -> list[Mutant]:
 
 def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
     outcome = Outcome(source, mutation, path)
+    # In the mutant's own directory: hostile text that ran leaves its marker there.
+    here = Path(path).parent
+    os.chdir(here)
+
+    def ran(command: str) -> None:
+        if (here / MARKER).exists():
+            outcome.executed.append(command)
+            (here / MARKER).unlink()
+
     for verb in VERBS:
         argv = [*verb, path]
         status, _, escaped = call(argv, limit)
         name = " ".join(verb)
+        ran(name)
         if status is None:
             outcome.timeouts.append(name)
             continue
         outcome.exits[name] = status
         if escaped is not None:
             outcome.tracebacks.append((name, *escaped))
+    if outcome.exits.get("emit numpy") == 0:
+        module = here / "kernels.py"
+        status, _, _ = call(["emit", "numpy", path, "-o", str(module)], limit)
+        if status == 0:
+            try:  # from the file, as `import` reads it (with its encoding declaration)
+                runpy.run_path(str(module))
+            except Exception as e:
+                outcome.tracebacks.append(("(import kernels.py)", type(e).__name__, str(module)))
+            ran("emit numpy -o kernels.py, then import kernels.py")
     if outcome.exits.get("emit numpy") == 0:
         from polykrnl.model.parser import load
 
@@ -223,6 +312,7 @@ def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
         for fn in names[:3]:
             name = f"run --verify --func {fn}"
             status, _, escaped = call([*RUN, "--func", fn, path], limit)
+            ran(name)
             if status is None:
                 outcome.timeouts.append(name)
             elif escaped is not None:
@@ -245,7 +335,9 @@ def campaign(
     with tempfile.TemporaryDirectory(prefix="polykrnl-fuzz-") as tmp:
         paths = []
         for n, m in enumerate(found):
-            p = Path(tmp) / f"m{n:05d}_{Path(m.source).stem}.mlir"
+            own = Path(tmp) / f"m{n:05d}"
+            own.mkdir()
+            p = own / f"m{n:05d}_{Path(m.source).stem}{m.file_name}.mlir"
             p.write_text(m.text)
             paths.append(p)
         pool = ProcessPoolExecutor(max_workers=jobs)
@@ -273,7 +365,7 @@ def campaign(
                 if progress is not None:
                     progress(n + 1)
                 for o in outcomes[-1:]:
-                    if o.tracebacks or o.timeouts:
+                    if o.tracebacks or o.timeouts or o.executed:
                         keep = ROOT / ".fuzz-findings"
                         keep.mkdir(exist_ok=True)
                         dest = keep / Path(o.path).name
@@ -282,6 +374,11 @@ def campaign(
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     return outcomes
+
+
+def _shown(text: str) -> str:
+    """`text` on one line of the report: hostile names as Python literals."""
+    return text if text.isprintable() else repr(text)
 
 
 def report(outcomes: Sequence[Outcome]) -> str:
@@ -293,15 +390,26 @@ def report(outcomes: Sequence[Outcome]) -> str:
         f"{len(outcomes)} mutants, "
         f"{sum(len(o.exits) for o in outcomes)} commands; "
         f"{sum(len(o.tracebacks) for o in outcomes)} tracebacks in {len(groups)} places; "
-        f"{sum(len(o.timeouts) for o in outcomes)} timeouts"
+        f"{sum(len(o.timeouts) for o in outcomes)} timeouts; "
+        f"{sum(len(o.executed) for o in outcomes)} commands ran input text"
     ]
     for (kind, frame), hits in sorted(groups.items(), key=lambda g: -len(g[1])):
         o, verb = hits[0]
         lines.append(f"  {len(hits):4d} x {kind} at {frame}")
-        lines.append(f"         e.g. `polykrnl {verb} {o.path}` ({o.mutation} of {o.source})")
+        lines.append(
+            f"         e.g. `polykrnl {_shown(verb)} {_shown(o.path)}` ({o.mutation} of {o.source})"
+        )
     for o in outcomes:
         for verb in o.timeouts:
-            lines.append(f"  timeout: `polykrnl {verb} {o.path}` ({o.mutation} of {o.source})")
+            lines.append(
+                f"  timeout: `polykrnl {_shown(verb)} {_shown(o.path)}` "
+                f"({o.mutation} of {o.source})"
+            )
+        for verb in o.executed:
+            lines.append(
+                f"  input text ran: `polykrnl {_shown(verb)} {_shown(o.path)}` "
+                f"({o.mutation} of {o.source})"
+            )
     return "\n".join(lines)
 
 
@@ -327,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps([asdict(o) for o in outcomes], indent=1))
     else:
         print(report(outcomes))
-    return 1 if any(o.tracebacks or o.timeouts for o in outcomes) else 0
+    return 1 if any(o.tracebacks or o.timeouts or o.executed for o in outcomes) else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import keyword
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import islpy as isl
 
 from polykrnl.codegen.prange_work import PRANGE_MIN_TRIPS, iteration_work, stored_names
+from polykrnl.codegen.safe_text import identifier
 from polykrnl.errors import UnsupportedError
 
 # A user statement: its name and the Python expressions of its domain dims.
@@ -68,10 +68,7 @@ def build_ast(tree: isl.Schedule, context: isl.Set | None = None) -> isl.AstNode
 
 def python_name(name: str) -> str:
     """A Python identifier for a Krnl name (`%i_t`, `i.0`)."""
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name.lstrip("%"))
-    if not out or out[0].isdigit():
-        out = "_" + out
-    return out + "_" if keyword.iskeyword(out) else out
+    return identifier(name.lstrip("%"))
 
 
 @dataclass

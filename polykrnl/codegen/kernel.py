@@ -31,6 +31,7 @@ from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, call, const, name
+from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
@@ -49,6 +50,7 @@ from polykrnl.transforms.splits import split_point
 from polykrnl.transforms.wavefront import Wavefront, wavefronts
 
 if TYPE_CHECKING:
+    from polykrnl.model.ir import Module
     from polykrnl.transforms.core import Schedule
 
 
@@ -145,7 +147,7 @@ def to_numpy(
     )
     header = "\n".join(
         [
-            f"# polykrnl NumPy kernel of @{sched.program.function.name}",
+            f"# polykrnl NumPy kernel of @{comment_text(sched.program.function.name)}",
             "# schedule:",
             *schedule_comment(sched),
             "import numpy as np",
@@ -167,7 +169,28 @@ def to_numpy(
 
 def schedule_comment(sched: Schedule) -> list[str]:
     """The loop nest of the schedule as comment lines, for a kernel's header."""
-    return [f"#   {line}" for line in str(loop_tree(sched)).splitlines()]
+    return [f"#   {comment_text(line)}" for line in str(loop_tree(sched)).splitlines()]
+
+
+#: The names generated code uses besides its own: no generated name shadows them.
+BUILTINS = frozenset(
+    {"np", "range", "prange", "njit", "min", "max", "int", "len", "abs", "object"}
+    | {"_pk_calls", "_pk_pool"}
+)
+
+
+def entry_names(module: Module) -> dict[str, str]:
+    """Function name -> the name of its generated function, `kernel_NAME`, the same for
+    every kernel of the module. A name that is not already an identifier (a quoted symbol,
+    `@"a.b"`) yields to one that is, then each takes the first free of `kernel_a_b`,
+    `kernel_a_b_1`, ... in the module's order."""
+    names = Names()
+    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
+    fns = [f.name for f in module.functions]
+    plain = [n for n in fns if identifier(n) == n]
+    out = {n: names.fresh(f"kernel_{n}") for n in plain}
+    out.update({n: names.fresh(f"kernel_{identifier(n)}") for n in fns if n not in out})
+    return out
 
 
 def write_kernel(
@@ -192,9 +215,9 @@ def write_kernel(
     numba = target == "numba"
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
-    names.taken.update({"np", "range", "prange", "njit", "min", "max", "_pk_calls", "_pk_pool"})
-    names.taken.update(numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
-    names.taken.update(f"kernel_{f.name}" for f in fn.module.functions if f.name != fn.name)
+    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
+    entries = entry_names(fn.module)
+    names.taken.update(entries.values())
     args: dict[SSAValue, str] = {}
     params: list[str] = []
     for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
@@ -221,7 +244,6 @@ def write_kernel(
                 parallel=parallel,
                 target=target,
             )
-            names.taken.add(callees[callee].entry)
         return callees[callee].entry
 
     state.call_target = call_target
@@ -321,7 +343,7 @@ def write_kernel(
             used |= {n.id for n in ast.walk(line.value) if isinstance(n, ast.Name)}
         kept.append(line)
     prologue = kept[::-1]
-    entry = names.fresh(f"kernel_{fn.name}")
+    entry = entries[fn.name]
     func = ast.FunctionDef(
         entry,
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
@@ -445,7 +467,7 @@ def _with_comments(source: str) -> str:
         if text is None:
             out.append(line)
         else:
-            out.append(f"{line[: len(line) - len(stripped)]}# {text}")
+            out.append(f"{line[: len(line) - len(stripped)]}# {comment_text(text)}")
     return "\n".join(out)
 
 

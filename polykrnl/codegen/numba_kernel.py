@@ -39,6 +39,7 @@ from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
+from polykrnl.codegen.safe_text import comment_text
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter import scalar_dtype
 
@@ -206,14 +207,17 @@ def to_numba(
     fn = sched.program.function
     pranged = dict(w.pranged)
     header = [
-        f"# polykrnl Numba kernel of @{fn.name}",
+        f"# polykrnl Numba kernel of @{comment_text(fn.name)}",
         "# schedule:",
         *schedule_comment(sched),
     ]
     if pranged:
         header.append("# krnl.parallel loops:")
         header += [
-            f"#   {loop}: " + ("prange (threads)" if how == "prange" else f"sequential: {how}")
+            "#   "
+            + comment_text(
+                f"{loop}: " + ("prange (threads)" if how == "prange" else f"sequential: {how}")
+            )
             for loop, how in pranged.items()
         ]
     function_source = ast.unparse(functions) + "\n"

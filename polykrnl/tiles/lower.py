@@ -48,6 +48,7 @@ import sympy  # type: ignore[import-untyped]
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from polykrnl.codegen.safe_text import cpp_identifier
 from polykrnl.errors import PtoError
 from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
 from polykrnl.tiles import symbolic
@@ -221,7 +222,7 @@ def lower(
             hint="block the loops (krnl.block) so that one tile holds fewer elements",
         ) from None
     prog = Program(
-        fn.name,
+        cpp_identifier(fn.name),
         tuple(tensors[x.name] for x in fn.arguments if x.name in tensors)
         + tuple(tensors[tensor_of_value[v]] for v, _ in returned)
         + tuple(tensors[w] for w in workspaces),

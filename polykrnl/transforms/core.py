@@ -126,13 +126,13 @@ def step_call(st: Step) -> str:
 def step_text(st: Step) -> str:
     """How a step reads as the Python call that made it."""
     if st.op == "block":
-        return f"block('{st.loops[0]}', {st.size})"
+        return f"block({st.loops[0]!r}, {st.size})"
     if st.op == "permute":
         return f"permute({list(st.loops)}, {list(st.perm)})"
     if st.op == "skew":
-        return f"skew('{st.loops[0]}', '{st.loops[1]}', {st.size})"
+        return f"skew({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
     if st.op == "trivial":
-        return f"trivialize('{st.loops[0]}')"
+        return f"trivialize({st.loops[0]!r})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
 
 

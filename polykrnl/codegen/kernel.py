@@ -113,9 +113,10 @@ class WrittenKernel:
     exact: bool  # False when a reduction was reassociated
     # Numba: each krnl.parallel loop -> "prange", or why it stays a sequential range
     pranged: tuple[tuple[str, str], ...] = ()
-    # The guard at its start proves every access in bounds (no subscript read from
-    # data, no access the model cannot follow): no per-access check is needed.
-    proven_in_bounds: bool = False
+    # The functions (this one's entry, its callees') whose guard at their start proves
+    # every access of their own in bounds (no subscript read from data, no access the
+    # model cannot follow): they need no per-access check.
+    proven_in_bounds: frozenset[str] = frozenset()
 
     @property
     def function_source(self) -> str:
@@ -365,9 +366,9 @@ def write_kernel(
         frozenset(helpers),
         exact,
         tuple(translator.pranged.items()) + tuple(p for c in callees.values() for p in c.pranged),
-        check_bounds
-        and memory_report(program).proven_by_guards
-        and all(c.proven_in_bounds for c in callees.values()),
+        frozenset(
+            {entry} if check_bounds and memory_report(program).proven_by_guards else set()
+        ).union(*(c.proven_in_bounds for c in callees.values())),
     )
 
 

@@ -187,8 +187,6 @@ def to_numba(
             target="numba",
             check_bounds=check_bounds,
         )
-    if boundscheck is None:
-        boundscheck = not w.proven_in_bounds
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
     for f in functions.body:
@@ -196,9 +194,12 @@ def to_numba(
             unbox_set_once(f)
             hoist_views(f)
             promote_invariants(f, _element_types(sched, f), frozenset(NUMBA_HELPERS))
-    options = f'cache={cache}, error_model="numpy", boundscheck={boundscheck}'
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
+            # Each function by its own guard, so that a callee reads the same in every
+            # module that defines it.
+            checks = boundscheck if boundscheck is not None else f.name not in w.proven_in_bounds
+            options = f'cache={cache}, error_model="numpy", boundscheck={checks}'
             threaded = any(isinstance(x, ast.Name) and x.id == "prange" for x in ast.walk(f))
             f.decorator_list = [
                 ast.parse(f"njit({options}{', parallel=True' if threaded else ''})").body[0].value  # type: ignore[attr-defined]
@@ -239,7 +240,7 @@ def to_numba(
         cache=cache,
         helpers=w.helpers,
         function_source=function_source,
-        boundscheck=boundscheck,
+        boundscheck=boundscheck if boundscheck is not None else w.entry not in w.proven_in_bounds,
     )
 
 

@@ -243,12 +243,44 @@ def _extent_at(program: PolyProgram, size: int | str, sizes: isl.Set) -> int:
     return int(p.get_coordinate_val(isl.dim_type.set, 0).to_python())
 
 
+@functools.lru_cache(maxsize=4096)
+def _inside_text(
+    params: tuple[str, ...],
+    tuple_name: str,
+    shape: tuple[int | str | None, ...],
+    n_private: int,
+    sides: str,
+    dims: tuple[int, ...],
+) -> isl.Set:
+    names = [f"_p{k}" for k in range(n_private)] + [f"_a{d}" for d in range(len(shape))]
+    cons = [f"_a{d} >= 0" if sides == "lower" else f"_a{d} < {shape[d]}" for d in dims]
+    return isl.Set(
+        f"[{', '.join(params)}] -> {{ {tuple_name}[{', '.join(names)}] : "
+        f"{' and '.join(cons) or 'true'} }}"
+    )
+
+
+def _inside(
+    program: PolyProgram,
+    array: str,
+    tuple_name: str,
+    n_private: int,
+    sides: str,
+    dims: tuple[int, ...],
+) -> isl.Set:
+    """The elements of `array` (after `n_private` dimensions of private copies) at or
+    above 0 (`sides == "lower"`) or below the extent (`"upper"`) along `dims`."""
+    info = program.arrays[array]
+    return _inside_text(program.params, tuple_name, info.shape, n_private, sides, dims)
+
+
 def _ge_set(a: isl.PwAff, b: isl.PwAff) -> isl.Set:
     """{ a >= b } after aligning the parameters of both."""
     a = a.align_params(b.get_space())
     return a.ge_set(b.align_params(a.get_space()))
 
 
+@functools.lru_cache(maxsize=64)
 def call_context(program: PolyProgram) -> isl.Set:
     """The parameter values a call can have: the program's context, sizes >= 0."""
     ctx = program.context
@@ -263,34 +295,53 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
     if info is None or info.virtual or a.clips:
         return []
     rng = a.addressed.intersect_domain(stmt.domain).intersect_params(ctx).range()
-    if rng.is_empty():
+    n_private = rng.dim(isl.dim_type.set) - len(info.shape)
+    name = rng.get_tuple_name()
+
+    def within(sides: str, dims: tuple[int, ...]) -> bool:
+        box = _inside(program, a.array, name, n_private, sides, dims)
+        return bool(rng.is_subset(box.align_params(rng.get_space())))
+
+    checked = tuple(
+        d for d, size in enumerate(info.shape) if d not in a.data_dims and size is not None
+    )
+    # Most accesses stay inside for every size: a few subset tests decide that, before
+    # the parametric minimum and maximum of a dimension, which cost far more.
+    lows = () if within("lower", checked) else checked
+    highs = tuple(d for d in checked if not within("upper", (d,)))
+    if not lows and not highs:
         return []
     rng = rng.coalesce()
-    n_private = rng.dim(isl.dim_type.set) - len(info.shape)
     out: list[_Leave] = []
-    for d, size in enumerate(info.shape):
-        if d in a.data_dims or size is None:
-            continue
+    for d in checked:
         pos = n_private + d
-        try:
-            hi = rng.dim_max(pos)
-            lo = rng.dim_min(pos)
-        except isl.Error:  # unbounded: nothing to say
-            continue
-        ext = extent_pw_aff(program, size)
-        zero = isl.PwAff.val_on_domain(
-            isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
-        )
-        bad_hi = _ge_set(hi, ext).intersect(hi.domain()).coalesce()
-        if not bad_hi.is_empty():
-            one = isl.Val.one(hi.get_ctx())
-            needed = hi.add_constant_val(one).intersect_domain(bad_hi)
-            out.append(_Leave(a, stmt, d, "upper", bad_hi, needed, hi.domain()))
-        bad_lo = lo.lt_set(zero.intersect_domain(lo.domain())).coalesce()
-        if not bad_lo.is_empty():
-            out.append(
-                _Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain())
+        if d in highs:
+            try:
+                hi = rng.dim_max(pos)
+            except isl.Error:  # unbounded: nothing to say
+                hi = None
+            if hi is not None:
+                size = info.shape[d]
+                assert size is not None  # `checked` has only dimensions with an extent
+                bad_hi = _ge_set(hi, extent_pw_aff(program, size)).intersect(hi.domain())
+                bad_hi = bad_hi.coalesce()
+                if not bad_hi.is_empty():
+                    one = isl.Val.one(hi.get_ctx())
+                    needed = hi.add_constant_val(one).intersect_domain(bad_hi)
+                    out.append(_Leave(a, stmt, d, "upper", bad_hi, needed, hi.domain()))
+        if d in lows:
+            try:
+                lo = rng.dim_min(pos)
+            except isl.Error:
+                continue
+            zero = isl.PwAff.val_on_domain(
+                isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
             )
+            bad_lo = lo.lt_set(zero.intersect_domain(lo.domain())).coalesce()
+            if not bad_lo.is_empty():
+                out.append(
+                    _Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain())
+                )
     return out
 
 
@@ -481,11 +532,10 @@ def memory_report(program: PolyProgram) -> MemoryReport:
         elif not proven.is_empty():
             # Each access's condition where it runs (all loops non-empty): the exact
             # condition's case split over empty loops says nothing users need.
-            conds = dict.fromkeys(
-                condition_text(ctx.subtract(lv.bad).gist(ctx.intersect(lv.runs)), display)
-                for lv in leaves_of(leaves)
-            )
-            cond = " and ".join(c for c in conds if c != "true") or "true"
+            runs = ctx
+            for lv in leaves_of(leaves):
+                runs = runs.intersect(lv.runs.align_params(runs.get_space()))
+            cond = condition_text(proven.gist(runs.align_params(proven.get_space())), display)
             arrays.append(
                 ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
             )

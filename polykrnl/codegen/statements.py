@@ -44,7 +44,8 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype, scalar_dtype
 from polykrnl.model.interpreter.memory import dense_array
-from polykrnl.model.poly import PolyProgram, Statement, is_pure
+from polykrnl.model.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.transforms.memory_safety import memory_report
 
 
 @dataclass
@@ -645,8 +646,11 @@ class StatementWriter:
         if access is None or self.st.program.array_names.get(memv) != access.array:
             return subs
         spans = _spans(op, len(subs))
-        if isinstance(op, vector.LoadOp | vector.StoreOp) and access.reach is None:
-            # A run the model knows only as "any element": every dimension checked.
+        unknown_run = isinstance(op, vector.LoadOp | vector.StoreOp) and access.reach is None
+        if unknown_run or (access.may and not access.data_subscripts and self._may_leave(access)):
+            # A run the model knows only as "any element", or an access that may not run
+            # (in a branch the model does not follow) and can leave its array for some
+            # sizes: the guard cannot refuse for it, so every dimension is checked here.
             dims: tuple[int, ...] = tuple(range(len(subs)))
         else:
             dims = access.data_dims
@@ -675,6 +679,13 @@ class StatementWriter:
             self.out.append(check)
             out[d] = name(ix)
         return out
+
+    def _may_leave(self, access: Access) -> bool:
+        """Whether memory safety finds sizes for which `access`'s array is left."""
+        verdict = next(
+            (a for a in memory_report(self.st.program).arrays if a.array == access.array), None
+        )
+        return verdict is not None and verdict.verdict != "in bounds"
 
     def read(self, mem: ast.expr, subs: list[ast.expr]) -> ast.expr:
         sliced = self.slices(subs)

@@ -65,11 +65,14 @@ class OutOfBounds:
         if not self.certain:
             verb = f"may {verb[:-1]}"
         elem = ", ".join("?" if d in self.data_dims else str(x) for d, x in enumerate(self.element))
-        return (
-            f"{self.statement} at ({inst}) {verb} {self.array}[{elem}]{when}: "
-            f"{self.array} has {self.extent} element{'s' * (self.extent != 1)} "
-            f"along dimension {self.dim}"
-        )
+        if self.element[self.dim] < 0:
+            why = f"index {self.element[self.dim]} along dimension {self.dim} is negative"
+        else:
+            why = (
+                f"{self.array} has {self.extent} element{'s' * (self.extent != 1)} "
+                f"along dimension {self.dim}"
+            )
+        return f"{self.statement} at ({inst}) {verb} {self.array}[{elem}]{when}: {why}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -518,31 +521,32 @@ def memory_report(program: PolyProgram) -> MemoryReport:
             arrays.append(ArraySafety(name, "in bounds", data_dependent=dd, unknown=uk))
             continue
         certain = bool(must) and not bad_must.is_empty()
-        first = next(
-            (lv for lv in must if not lv.bad.intersect(ctx).is_empty()),
-            next(lv for lv, _ in leaves if not lv.bad.intersect(ctx).is_empty()),
+        # The witness: a certain access first, and among those one that leaves the array
+        # whenever it runs (the clearest case), else any.
+        ranked = sorted(
+            (lv for lv, _ in leaves if not lv.bad.intersect(ctx).is_empty()),
+            key=lambda lv: (lv not in must, not lv.runs.intersect(ctx).is_subset(lv.bad)),
         )
+        first = ranked[0]
         first_certain = not first.access.may or bool(first.access.data_subscripts)
         wit = _witness(program, first, certain and first_certain, first.bad.intersect(ctx))
         proven = ctx.subtract(bad_all)
-        if certain and ctx.subtract(bad_must).is_empty():
-            arrays.append(
-                ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk)
-            )
-        elif not proven.is_empty():
-            # Each access's condition where it runs (all loops non-empty): the exact
-            # condition's case split over empty loops says nothing users need.
-            runs = ctx
-            for lv in leaves_of(leaves):
-                runs = runs.intersect(lv.runs.align_params(runs.get_space()))
-            cond = condition_text(proven.gist(runs.align_params(proven.get_space())), display)
-            arrays.append(
-                ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
-            )
+        # Conditions are stated where every access of the array runs (all loops
+        # non-empty): the exact condition's case split over empty loops says nothing
+        # users need, and a condition met only where nothing runs is none.
+        runs = ctx
+        for lv in leaves_of(leaves):
+            runs = runs.intersect(lv.runs.align_params(runs.get_space()))
+        runs = runs.align_params(proven.get_space())
+        useful = not proven.intersect(runs).is_empty()
+        if certain and (ctx.subtract(bad_must).is_empty() or not useful):
+            verdict = ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk)
+        elif useful:
+            cond = condition_text(proven.gist(runs), display)
+            verdict = ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
         else:
-            arrays.append(
-                ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk)
-            )
+            verdict = ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk)
+        arrays.append(verdict)
     return MemoryReport(
         program.function.name, tuple(arrays), tuple(guards.values()), proven_by_guards
     )

@@ -262,3 +262,43 @@ def test_vector_run_from_data_must_end_inside() -> None:
         pk.run_reference(fn, X=X, off=off, Y=Y.copy())
     with pytest.raises(pk.BoundsError, match="a run of 8 elements from 33 along dimension 0"):
         kernel(X=X, off=off, Y=Y)
+
+
+BRANCHY = """
+func.func @branchy(%X: memref<?xf32>, %flag: memref<?xi1>, %Y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %X, %c0 : memref<?xf32>
+  %ii = krnl.define_loops 1
+  krnl.iterate(%ii) with (%ii -> %i = 0 to %n) {
+    %f = krnl.load %flag[%i] : memref<?xi1>
+    scf.if %f {
+      %j = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+      %v = krnl.load %X[%i] : memref<?xf32>
+      krnl.store %v, %Y[%j] : memref<?xf32>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["numpy", "numba"])
+def test_access_in_a_branch_on_data_is_checked_where_it_runs(target: str) -> None:
+    """Y[i - 1] under `if flag[i]`: out of bounds only if flag[0] is set, which no size
+    decides, so the report says "not proven" and the kernel checks the store itself (NumPy
+    would write Y[-1], the last element)."""
+    fn = pk.parse(BRANCHY)["branchy"]
+    report = pk.check(fn)
+    assert report.memory is not None and report.memory.array("Y").verdict == "not proven"
+    kernel = _kernel(BRANCHY, "branchy", target)
+    X = np.arange(4, dtype=np.float32)
+    Y = np.zeros(4, np.float32)
+    kernel(X=X, flag=np.array([0, 1, 1, 1], bool), Y=Y)
+    np.testing.assert_array_equal(Y, [1, 2, 3, 0])
+    bad = np.array([1, 0, 1, 1], bool)
+    with pytest.raises(pk.InterpretError, match="out of bounds"):
+        pk.run_reference(fn, X=X, flag=bad, Y=np.zeros(4, np.float32))
+    Y = np.zeros(4, np.float32)
+    with pytest.raises(pk.BoundsError, match="subscript -1 along dimension 0 of Y"):
+        kernel(X=X, flag=bad, Y=Y)
+    assert Y[-1] == 0  # not wrapped around to the last element

@@ -55,3 +55,24 @@ def test_onnx_mlir_lit_inputs() -> None:
     assert [r.name for r in results if r.timeouts] == []
     for verb, floor in FLOOR.items():
         assert sum(r.ok.get(verb, False) for r in results) >= floor, verb
+
+
+def test_lp_normalization_o3_reads_past_its_argument() -> None:
+    """onnx-mlir's -O3 LpNormalization output (its CHECK lines rebuilt) loads 32 lanes at
+    offset 192 of a flattened memref<10x20xf32>: memory safety finds it statically."""
+    import polykrnl as pk
+
+    tool = _tool()
+    assert ROOT is not None
+    case = next(
+        c
+        for c in tool.real_cases(Path(ROOT))
+        if "LpNormalization_with_canonicalize_O3" in c.name and c.text is not None
+    )
+    assert case.text is not None
+    fn = pk.parse(case.text).functions[0]
+    memory = pk.schedule(fn).check().memory
+    assert memory is not None and not memory.safe
+    bad = [a for a in memory.arrays if a.verdict == "out of bounds"]
+    assert [a.array for a in bad] == ["PARAM_0_"]
+    assert bad[0].witness is not None and "vector.load" in bad[0].witness.statement

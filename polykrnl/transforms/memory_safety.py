@@ -454,102 +454,106 @@ def _label(program: PolyProgram, stmt: Statement, a: Access) -> str:
     return f"{stmt.name} ({a.op.name}{where})"
 
 
-@functools.lru_cache(maxsize=64)
-def memory_report(program: PolyProgram) -> MemoryReport:
-    """The memory safety of every array of `program` (computed once per program)."""
-    ctx = call_context(program)
-    display = program.param_display
-    by_array: dict[str, list[tuple[_Leave, bool]]] = {}
-    data_dep: dict[str, list[str]] = {}
-    unknown: dict[str, list[str]] = {}
+@dataclass
+class _ArrayFacts:
+    """What the accesses of one array say, gathered over the statements."""
+
+    leaves: list[tuple[_Leave, bool]]  # each with whether its access certainly runs
+    data_dependent: list[str]
+    unknown: list[str]
+
+
+def _facts(program: PolyProgram, ctx: isl.Set) -> dict[str, _ArrayFacts]:
+    out: dict[str, _ArrayFacts] = {}
     for stmt in program.statements:
         for a in stmt.accesses:
             info = program.arrays.get(a.array)
             if info is None or info.virtual:
                 continue
-            by_array.setdefault(a.array, [])
+            facts = out.setdefault(a.array, _ArrayFacts([], [], []))
             if a.data_dims:
                 dims = ", ".join(map(str, a.data_dims))
-                data_dep.setdefault(a.array, []).append(
+                facts.data_dependent.append(
                     f"{_label(program, stmt, a)}: dimension{'s' * (len(a.data_dims) > 1)} {dims}"
                 )
-            elif (
-                a.may
-                and a.reach is None
-                and a.subscripts is None
-                and a.approximation
-                and not a.clips
-            ):
-                unknown.setdefault(a.array, []).append(
-                    f"{_label(program, stmt, a)}: {a.approximation}"
-                )
+            elif a.may and a.reach is None and a.subscripts is None and not a.clips:
+                # Known only as "any element" (through a view without an exact map, an
+                # opaque op): nothing proven about it.
+                facts.unknown.append(f"{_label(program, stmt, a)}: {a.approximation}")
             # A may-access only for its subscripts read from data still runs whenever its
             # statement does: its affine dimensions are certain.
             certain = not a.may or bool(a.data_subscripts)
-            for leave in _leaves(program, stmt, a, ctx):
-                by_array[a.array].append((leave, certain))
-    arrays: list[ArraySafety] = []
-    guards: dict[tuple[Any, ...], Guard] = {}
-    proven_by_guards = not data_dep
-    for name, leaves in by_array.items():
-        must = [lv for lv, certain in leaves if certain]
-        may = [lv for lv, certain in leaves if not certain]
-        bad_must = _union([lv.bad for lv in must], ctx)
-        bad_all = _union([lv.bad for lv in leaves_of(leaves)], ctx)
-        for lv in must:
-            key = (name, lv.dim, lv.side, str(lv.bad), str(lv.needed))
-            guards.setdefault(
-                key,
-                Guard(
-                    name,
-                    lv.dim,
-                    lv.side,
-                    lv.bad,
-                    lv.needed,
-                    _label(program, lv.stmt, lv.access),
-                    lv.access.write,
-                    program.function.location(lv.access.op),
-                ),
-            )
-        if may and not bad_all.subtract(bad_must).is_empty():
-            proven_by_guards = False
-        dd = tuple(data_dep.get(name, ()))
-        uk = tuple(unknown.get(name, ()))
-        if unknown.get(name):
-            proven_by_guards = False
-        if bad_all.is_empty():
-            arrays.append(ArraySafety(name, "in bounds", data_dependent=dd, unknown=uk))
-            continue
-        certain = bool(must) and not bad_must.is_empty()
-        # The witness: a certain access first, and among those one that leaves the array
-        # whenever it runs (the clearest case), else any.
-        ranked = sorted(
-            (lv for lv, _ in leaves if not lv.bad.intersect(ctx).is_empty()),
-            key=lambda lv: (lv not in must, not lv.runs.intersect(ctx).is_subset(lv.bad)),
-        )
-        first = ranked[0]
-        first_certain = not first.access.may or bool(first.access.data_subscripts)
-        wit = _witness(program, first, certain and first_certain, first.bad.intersect(ctx))
-        proven = ctx.subtract(bad_all)
-        # Conditions are stated where every access of the array runs (all loops
-        # non-empty): the exact condition's case split over empty loops says nothing
-        # users need, and a condition met only where nothing runs is none.
-        runs = ctx
-        for lv in leaves_of(leaves):
-            runs = runs.intersect(lv.runs.align_params(runs.get_space()))
-        runs = runs.align_params(proven.get_space())
-        useful = not proven.intersect(runs).is_empty()
-        if certain and (ctx.subtract(bad_must).is_empty() or not useful):
-            verdict = ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk)
-        elif useful:
-            cond = condition_text(proven.gist(runs), display)
-            verdict = ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
-        else:
-            verdict = ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk)
-        arrays.append(verdict)
-    return MemoryReport(
-        program.function.name, tuple(arrays), tuple(guards.values()), proven_by_guards
+            facts.leaves += [(lv, certain) for lv in _leaves(program, stmt, a, ctx)]
+    return out
+
+
+def _guard(program: PolyProgram, lv: _Leave) -> Guard:
+    return Guard(
+        lv.access.array,
+        lv.dim,
+        lv.side,
+        lv.bad,
+        lv.needed,
+        _label(program, lv.stmt, lv.access),
+        lv.access.write,
+        program.function.location(lv.access.op),
     )
+
+
+def _verdict(program: PolyProgram, name: str, facts: _ArrayFacts, ctx: isl.Set) -> ArraySafety:
+    """One array's verdict from where its accesses leave it (see the module docstring)."""
+    dd, uk = tuple(facts.data_dependent), tuple(facts.unknown)
+    leaves = leaves_of(facts.leaves)
+    must = [lv for lv, certain in facts.leaves if certain]
+    bad_must = _union([lv.bad for lv in must], ctx)
+    bad_all = _union([lv.bad for lv in leaves], ctx)
+    if bad_all.is_empty():
+        return ArraySafety(name, "in bounds", data_dependent=dd, unknown=uk)
+    certain = not bad_must.is_empty()
+    # The witness: a certain access first, and among those one that leaves the array
+    # whenever it runs (the clearest case), else any.
+    first = sorted(
+        (lv for lv in leaves if not lv.bad.intersect(ctx).is_empty()),
+        key=lambda lv: (lv not in must, not lv.runs.intersect(ctx).is_subset(lv.bad)),
+    )[0]
+    wit = _witness(program, first, certain and first in must, first.bad.intersect(ctx))
+    proven = ctx.subtract(bad_all)
+    # Conditions are stated where every access of the array runs (all loops non-empty):
+    # the exact condition's case split over empty loops says nothing users need, and a
+    # condition met only where nothing runs is none.
+    runs = ctx
+    for lv in leaves:
+        runs = runs.intersect(lv.runs.align_params(runs.get_space()))
+    runs = runs.align_params(proven.get_space())
+    useful = not proven.intersect(runs).is_empty()
+    if certain and (ctx.subtract(bad_must).is_empty() or not useful):
+        return ArraySafety(name, "out of bounds", witness=wit, data_dependent=dd, unknown=uk)
+    if useful:
+        cond = condition_text(proven.gist(runs), program.param_display)
+        return ArraySafety(name, "in bounds when", cond, wit, data_dependent=dd, unknown=uk)
+    return ArraySafety(name, "not proven", witness=wit, data_dependent=dd, unknown=uk)
+
+
+@functools.lru_cache(maxsize=64)
+def memory_report(program: PolyProgram) -> MemoryReport:
+    """The memory safety of every array of `program` (computed once per program)."""
+    ctx = call_context(program)
+    facts = _facts(program, ctx)
+    guards: dict[tuple[Any, ...], Guard] = {}
+    proven_by_guards = True
+    for name, f in facts.items():
+        for lv, certain in f.leaves:
+            if certain:
+                key = (name, lv.dim, lv.side, str(lv.bad), str(lv.needed))
+                guards.setdefault(key, _guard(program, lv))
+        bad_must = _union([lv.bad for lv, certain in f.leaves if certain], ctx)
+        bad_may = _union([lv.bad for lv, certain in f.leaves if not certain], ctx)
+        # Refusing the guards' sets proves the array only when no may-access can leave
+        # it elsewhere, and no subscript of it escapes the model.
+        if f.data_dependent or f.unknown or not bad_may.subtract(bad_must).is_empty():
+            proven_by_guards = False
+    arrays = tuple(_verdict(program, name, f, ctx) for name, f in facts.items())
+    return MemoryReport(program.function.name, arrays, tuple(guards.values()), proven_by_guards)
 
 
 def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:

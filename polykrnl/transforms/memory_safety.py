@@ -225,6 +225,7 @@ class _Leave:
     bad: isl.Set
     needed: isl.PwAff
     runs: isl.Set  # the parameter values for which the access runs at all
+    unbounded: bool = False  # no bound along the dimension: nothing proven
 
 
 @functools.lru_cache(maxsize=1024)
@@ -319,11 +320,10 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
     for d in checked:
         pos = n_private + d
         if d in highs:
-            try:
-                hi = rng.dim_max(pos)
-            except isl.Error:  # unbounded: nothing to say
-                hi = None
-            if hi is not None:
+            hi = _bound(rng, pos, "max")
+            if hi is None:
+                out.append(_unbounded(a, stmt, d, "upper"))
+            else:
                 size = info.shape[d]
                 assert size is not None  # `checked` has only dimensions with an extent
                 bad_hi = _ge_set(hi, extent_pw_aff(program, size)).intersect(hi.domain())
@@ -333,9 +333,9 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
                     needed = hi.add_constant_val(one).intersect_domain(bad_hi)
                     out.append(_Leave(a, stmt, d, "upper", bad_hi, needed, hi.domain()))
         if d in lows:
-            try:
-                lo = rng.dim_min(pos)
-            except isl.Error:
+            lo = _bound(rng, pos, "min")
+            if lo is None:
+                out.append(_unbounded(a, stmt, d, "lower"))
                 continue
             zero = isl.PwAff.val_on_domain(
                 isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
@@ -346,6 +346,27 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
                     _Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain())
                 )
     return out
+
+
+def _bound(rng: isl.Set, pos: int, which: str) -> isl.PwAff | None:
+    """The parametric largest (smallest) value of dimension `pos`, None if unbounded."""
+    try:
+        pa = rng.dim_max(pos) if which == "max" else rng.dim_min(pos)
+    except isl.Error:
+        return None
+    # isl marks an unbounded piece with NaN
+    if any(aff.is_nan() for _, aff in pa.get_pieces()):
+        return None
+    return pa
+
+
+def _unbounded(a: Access, stmt: Statement, d: int, side: Side) -> _Leave:
+    """An access whose elements have no bound along a dimension (a flat region the
+    model cannot split into rows): it may leave the array for every size."""
+    space = a.relation.get_space().params()
+    universe = isl.Set.universe(space)
+    zero = isl.PwAff.val_on_domain(universe, isl.Val.zero(space.get_ctx()))
+    return _Leave(a, stmt, d, side, isl.Set.empty(space), zero, universe, unbounded=True)
 
 
 def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -> OutOfBounds:
@@ -483,7 +504,15 @@ def _facts(program: PolyProgram, ctx: isl.Set) -> dict[str, _ArrayFacts]:
             # A may-access only for its subscripts read from data still runs whenever its
             # statement does: its affine dimensions are certain.
             certain = not a.may or bool(a.data_subscripts)
-            facts.leaves += [(lv, certain) for lv in _leaves(program, stmt, a, ctx)]
+            for lv in _leaves(program, stmt, a, ctx):
+                if lv.unbounded:
+                    facts.unknown.append(
+                        f"{_label(program, stmt, a)}: the elements it addresses have no "
+                        f"{'upper' if lv.side == 'upper' else 'lower'} bound along "
+                        f"dimension {lv.dim}"
+                    )
+                else:
+                    facts.leaves.append((lv, certain))
     return out
 
 

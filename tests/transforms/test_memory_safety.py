@@ -183,3 +183,37 @@ def test_every_corpus_and_polybench_function_has_a_memory_section() -> None:
 def test_memory_report_is_computed_once_per_program() -> None:
     program = pk.schedule(pk.parse(BMM)["bmm"]).program
     assert memory_report(program) is memory_report(program)
+
+
+MEMCPY = """
+func.func @copy(%src: memref<4x4xf32>, %dst: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %n = arith.constant NUM : i64
+  "krnl.memcpy"(%dst, %src, %n, %c0, %c4) : (memref<2x4xf32>, memref<4x4xf32>, i64, index, index) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("n", "dst", "src"),
+    [
+        (8, "in bounds", "in bounds"),
+        (12, "out of bounds", "in bounds"),
+        (16, "out of bounds", "out of bounds"),
+    ],
+)
+def test_memcpy_flat_range_past_the_end(n: int, dst: str, src: str) -> None:
+    """12 elements into a 2 x 4 buffer run into a third row; 16 from source offset 4 run
+    past the 16 elements of the 4 x 4 source too. The interpreter agrees."""
+    fn = pk.parse(MEMCPY.replace("NUM", str(n)))["copy"]
+    report = pk.check(fn)
+    assert report.memory is not None
+    assert {a.array: a.verdict for a in report.memory.arrays} == {"dst": dst, "src": src}
+    inputs = make_inputs(fn, {}, seed=0)
+    if dst == src == "in bounds":
+        pk.run_reference(fn, **inputs)
+    else:
+        with pytest.raises(pk.InterpretError, match="out of bounds"):
+            pk.run_reference(fn, **inputs)

@@ -49,7 +49,10 @@ def _memcpy(op: Operation, expr: Expr, access: Accessor) -> None:
         for d in range(rank - 2, -1, -1):
             stride *= shape[d + 1]
             flat = f"{stride}*{names[d]} + {flat}"
-        region = [("", f"({off}) <= {flat} < ({off}) + ({n})")]
+        # Row-major: the dimensions after the first stay inside their extents, so a flat
+        # range past the end shows as rows past the first dimension's (memory safety).
+        inner = [("", f"0 <= {names[d]} < {shape[d]}") for d in range(1, rank)]
+        region = [("", f"({off}) <= {flat} < ({off}) + ({n})"), *inner]
         access(mem, None, write, False, op, region)
 
 

@@ -190,7 +190,8 @@ func.func @copy(%src: memref<4x4xf32>, %dst: memref<2x4xf32>) {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %n = arith.constant NUM : i64
-  "krnl.memcpy"(%dst, %src, %n, %c0, %c4) : (memref<2x4xf32>, memref<4x4xf32>, i64, index, index) -> ()
+  "krnl.memcpy"(%dst, %src, %n, %c0, %c4)
+      : (memref<2x4xf32>, memref<4x4xf32>, i64, index, index) -> ()
   return
 }
 """

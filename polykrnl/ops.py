@@ -3,9 +3,11 @@
 The table is read from the stages' own op tables (:mod:`polykrnl.model.registry`),
 so it cannot disagree with what the stages do: a row says the op parses (its
 class is in the parsing context, with its structural checks in the class) and,
-per stage, whether the stage has an entry for its class. NumPy code generation
-also handles loops and memory ops by their structure
-(:data:`polykrnl.codegen.structural_ops.STRUCTURAL_OPS`).
+per stage, whether the stage has an entry for its class; per code generation target
+(:mod:`polykrnl.targets`), whether the target translates it (the NumPy target also
+handles loops and memory ops by their structure,
+:data:`polykrnl.codegen.structural_ops.STRUCTURAL_OPS`; Numba refuses a few of those;
+PTO's column is what its patterns recognize).
 """
 
 from __future__ import annotations
@@ -16,13 +18,12 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 # The stages' op tables fill as their modules load.
-import polykrnl.codegen.numpy_ops
 import polykrnl.model.interpreter
 import polykrnl.model.poly  # noqa: F401
-from polykrnl.codegen.structural_ops import STRUCTURAL_OPS
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
 from polykrnl.model.registry import TABLES
+from polykrnl.targets import TARGETS
 
 
 @dataclass(frozen=True)
@@ -76,20 +77,25 @@ class SupportTable:
         )
 
 
-#: the stages in pipeline order (the columns of the table)
-_PIPELINE = ("interpret", "poly", "numpy")
+#: the analyses in pipeline order (the first columns of the table; the targets follow)
+_ANALYSES = ("interpret", "poly")
 
 
 def supported_ops() -> SupportTable:
-    """The table of ops x stages: every op class that parses, and who supports it."""
+    """The table of ops x stages: every op class that parses, and who supports it: the
+    reference interpreter, the polyhedral model, then one column per code generation
+    target (:data:`polykrnl.targets.TARGETS`, each from its own op table)."""
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
-    tables = sorted(TABLES, key=lambda t: _PIPELINE.index(t.stage))
-    stages = tuple(t.stage for t in tables)
-    structural = {"numpy": frozenset(STRUCTURAL_OPS)}
+    tables = [t for t in TABLES if t.stage in _ANALYSES]
+    tables.sort(key=lambda t: _ANALYSES.index(t.stage))
+    stages = (*(t.stage for t in tables), *TARGETS)
     rows = tuple(
         OpSupport(
             op.name,
-            tuple((t.stage, op in t or op in structural.get(t.stage, ())) for t in tables),
+            (
+                *((t.stage, op in t) for t in tables),
+                *((name, target.supports(op)) for name, target in TARGETS.items()),
+            ),
         )
         for op in ops
         if not op.name.startswith("builtin.")

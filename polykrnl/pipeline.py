@@ -16,20 +16,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Self
+from typing import Any, Self, cast
 
 import islpy as isl
 
+from polykrnl import targets
 from polykrnl.codegen.kernel import NumpyKernel
-from polykrnl.codegen.kernel import to_numpy as numpy_kernel
 from polykrnl.codegen.numba_kernel import NumbaKernel
-from polykrnl.codegen.numba_kernel import to_numba as numba_kernel
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
-from polykrnl.errors import ScheduleError
+from polykrnl.errors import ScheduleError, UnsupportedError
 from polykrnl.model.ir import Function
 from polykrnl.model.poly.budget import bounded
 from polykrnl.tiles.kernel import PtoKernel
-from polykrnl.tiles.kernel import to_pto as pto_kernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
 from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
@@ -156,14 +154,42 @@ class Schedule(core.Schedule):
         `check_bounds=False` drops the kernel's bounds guard (``check().memory`` says
         which sizes are safe): a call whose arrays do not fit is then undefined.
         """
-        key = (vectorize, reassociate, parallel, check_bounds)
-        found = self._numpy_kernels.get(key)
+        return cast(
+            NumpyKernel,
+            self.kernel(
+                "numpy",
+                vectorize=vectorize,
+                reassociate=reassociate,
+                parallel=parallel,
+                check_bounds=check_bounds,
+            ),
+        )
+
+    def kernel(self, target: str, **options: Any) -> Any:
+        """The kernel of this schedule for the target named `target` (``"numpy"``,
+        ``"numba"``, ``"pto"``: :data:`polykrnl.targets.TARGETS`) with that target's
+        options, built once per schedule, target and options."""
+        t = targets.target(target)
+        unknown = sorted(set(options) - set(t.defaults))
+        if unknown:
+            raise ScheduleError(
+                f"the {t.label} target takes no option {', '.join(unknown)}",
+                hint=f"its options: {', '.join(t.defaults)}",
+            )
+        options = {**t.defaults, **options}
+        key = (t.name, tuple(sorted(options.items(), key=lambda kv: kv[0])))
+        found = self._kernels.get(key)
         if found is None:
-            found = self._numpy_kernels[key] = numpy_kernel(self, *key)
+            reason = t.missing()
+            if reason is not None:
+                fn = self.program.function
+                raise UnsupportedError(reason, location=fn.location(fn.op), hint=t.install_hint)
+            build = bounded(f"{t.label} code generation")(t.build)
+            found = self._kernels[key] = build(self, **options)
         return found
 
     @cached_property
-    def _numpy_kernels(self) -> dict[tuple[bool, bool, bool, bool], NumpyKernel]:
+    def _kernels(self) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Any]:
         return {}
 
     @bounded("Numba code generation")
@@ -187,21 +213,16 @@ class Schedule(core.Schedule):
         the first call for each argument signature; `kernel.compile_seconds` says how
         long it took.
         """
-        key = (parallel, boundscheck, cache, check_bounds)
-        found = self._numba_kernels.get(key)
-        if found is None:
-            found = self._numba_kernels[key] = numba_kernel(
-                self,
+        return cast(
+            NumbaKernel,
+            self.kernel(
+                "numba",
                 parallel=parallel,
                 boundscheck=boundscheck,
                 cache=cache,
                 check_bounds=check_bounds,
-            )
-        return found
-
-    @cached_property
-    def _numba_kernels(self) -> dict[tuple[bool, bool | None, bool, bool], NumbaKernel]:
-        return {}
+            ),
+        )
 
     @bounded("PTO code generation")
     def to_pto(
@@ -219,7 +240,15 @@ class Schedule(core.Schedule):
         copies so that loading the next tile overlaps computing this one. Raises PtoError
         naming the statement when no PTO pattern matches.
         """
-        return pto_kernel(self, arch, params, double_buffer=double_buffer)
+        return cast(
+            PtoKernel,
+            self.kernel(
+                "pto",
+                arch=arch,
+                params=None if params is None else tuple(sorted(params.items())),
+                double_buffer=double_buffer,
+            ),
+        )
 
     @bounded("the Krnl text of the schedule")
     def to_krnl(self) -> str:
@@ -271,29 +300,25 @@ def compile_function(
     target: str = "numpy",
     *,
     force: bool = False,
-    vectorize: bool = True,
-    reassociate: bool = True,
+    vectorize: bool | None = None,
+    reassociate: bool | None = None,
     parallel: bool | None = None,
-    check_bounds: bool = True,
-) -> NumpyKernel | NumbaKernel:
-    """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
-    (the options are those of Schedule.to_numpy) or ``target="numba"`` (scalar loops
-    compiled by Numba). `parallel` defaults to the target's default: krnl.parallel
-    loops on Python threads only when asked for NumPy (a thread pool pays only for
-    long iterations), as prange for Numba. Every kernel refuses arrays that do not fit
-    its accesses (``pk.BoundsError``) unless `check_bounds=False`."""
-    if target == "numba":
-        return schedule(fn, force=force).to_numba(
-            parallel=parallel is not False, check_bounds=check_bounds
-        )
-    if target != "numpy":
-        raise ScheduleError(
-            f"unknown target {target!r}",
-            hint="target='numpy' or 'numba' (PTO kernels: sched.to_pto(arch=...))",
-        )
-    return schedule(fn, force=force).to_numpy(
-        vectorize=vectorize,
-        reassociate=reassociate,
-        parallel=bool(parallel),
-        check_bounds=check_bounds,
-    )
+    check_bounds: bool | None = None,
+    **options: Any,
+) -> Any:
+    """The kernel of `fn` after its Krnl recipe for the target named `target`:
+    ``pk.compile(fn)`` (NumPy, the options of Schedule.to_numpy), ``target="numba"``
+    (scalar loops compiled by Numba), ``target="pto"`` (``arch=...``); the names are those
+    of :data:`polykrnl.targets.TARGETS`. An option left out takes the target's default
+    (krnl.parallel loops run on threads by default in Numba, only when asked in NumPy).
+    Every kernel refuses arrays that do not fit its accesses (``pk.BoundsError``) unless
+    `check_bounds=False`."""
+    given = {
+        "vectorize": vectorize,
+        "reassociate": reassociate,
+        "parallel": parallel,
+        "check_bounds": check_bounds,
+        **options,
+    }
+    sched = schedule(fn, force=force)
+    return sched.kernel(target, **{k: v for k, v in given.items() if v is not None})

@@ -625,8 +625,9 @@ def _compile(
         start = time.perf_counter()
         sched = schedule(fn)
         middle = time.perf_counter()
-        kernel: NumpyKernel | NumbaKernel = (
-            sched.to_numba() if target == "numba" else sched.to_numpy(parallel=parallel)
+        # Threads only when asked: NumPy's default is none, Numba's already prange.
+        kernel: NumpyKernel | NumbaKernel = sched.kernel(
+            target, **({"parallel": True} if parallel else {})
         )
     except UnsupportedError as e:  # the interpreter runs more than the generator translates
         raise UnsupportedError(
@@ -686,7 +687,9 @@ def run_cli(
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.
     compiled = None if reference else _compile(fn, parallel, target)
-    label = "Numba" if target == "numba" else "NumPy"
+    from polykrnl.targets import target as target_named
+
+    label = target_named(target).label
     what = (
         "reference interpreter"
         if compiled is None
@@ -707,12 +710,11 @@ def run_cli(
         return 0
     kernel, t_schedule, t_codegen = compiled
     jit = ""
-    if target == "numba":
-        from polykrnl.codegen.numba_kernel import NumbaKernel
-
-        assert isinstance(kernel, NumbaKernel)
-        # Numba compiles for the arguments' types: timed here, apart from the run.
-        jit = f", Numba compilation {_seconds(kernel.compile(**inputs))}"
+    compile_for = getattr(kernel, "compile", None)
+    if compile_for is not None:
+        # A kernel compiled for its arguments' types (Numba's): timed here, apart from
+        # the run.
+        jit = f", {label} compilation {_seconds(compile_for(**inputs))}"
     out.write(
         f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
         f"{label} code generation {_seconds(t_codegen)}{jit})"

@@ -369,12 +369,13 @@ class _Shifted:
 
 
 def _patch_kernel(monkeypatch: pytest.MonkeyPatch, make: Callable[[Any], Any]) -> None:
-    original = Schedule.to_numpy
+    original = Schedule.kernel
 
-    def to_numpy(self: Schedule, **kwargs: Any) -> Any:
-        return make(original(self, **kwargs))
+    def kernel(self: Schedule, target: str, **kwargs: Any) -> Any:
+        return make(original(self, target, **kwargs))
 
-    monkeypatch.setattr(Schedule, "to_numpy", to_numpy)
+    # `run` builds its kernel through the target registry: Schedule.kernel.
+    monkeypatch.setattr(Schedule, "kernel", kernel)
 
 
 def test_run_verify_refuses_an_exact_kernel_one_ulp_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,8 @@ def test_every_op_that_parses_has_a_row() -> None:
     names = {r.name for r in table.rows}
     parsed = {op.name for op in context().loaded_ops if not op.name.startswith("builtin.")}
     assert names == parsed
-    assert table.stages == ("interpret", "poly", "numpy")
+    # the two analyses, then one column per code generation target
+    assert table.stages == ("interpret", "poly", "numpy", "numba", "pto")
 
 
 def test_rows_agree_with_what_the_stages_do() -> None:
@@ -65,7 +66,7 @@ def test_cli_prints_the_table() -> None:
     code, out, _ = _cli("ops", "--dialect", "arith")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy"]
+    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy", "numba", "pto"]
     assert any(line.split()[:5] == ["arith.remf", "yes", "yes", "yes", "yes"] for line in lines)
     assert lines[-1].startswith(f"{len(lines) - 2} ops parse")
 
@@ -110,3 +111,56 @@ def test_ops_the_statement_writer_handles_compile_in_some_corpus_program() -> No
                 continue
             untested -= used
     assert not untested, f"no corpus program compiles with {sorted(untested)}"
+
+
+MEMCPY = """func.func @f(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = arith.constant 8 : i64
+  "krnl.memcpy"(%b, %a, %n, %c0, %c0) : (memref<8xf32>, memref<8xf32>, i64, index, index) -> ()
+  return
+}"""
+
+
+def test_target_columns_say_what_each_target_builds() -> None:
+    """krnl.memcpy: NumPy translates it, Numba refuses it; math.tanh has no PTO pattern.
+    Each claim is checked by building the kernel."""
+    pytest.importorskip("numba")
+    table = pk.supported_ops()
+    row = table["krnl.memcpy"]
+    assert row.supports("numpy") and not row.supports("numba")
+    fn = pk.parse(MEMCPY)["f"]
+    a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    pk.compile(fn)(a=a, b=b)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(pk.UnsupportedError, match=r"krnl\.memcpy"):
+        pk.compile(fn, target="numba")
+    assert table["arith.addf"].supports("pto") and not table["math.tanh"].supports("pto")
+    tanh = pk.parse(
+        """func.func @g(%x: memref<8x32xf32>, %y: memref<8x32xf32>) {
+  %ii, %jj = krnl.define_loops 2
+  %ib, %il = krnl.block %ii 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  %jb, %jl = krnl.block %jj 32 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.permute(%ib, %il, %jb, %jl) [0, 2, 1, 3] : !krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop
+  krnl.iterate(%ib, %jb) with (%ii -> %i = 0 to 8, %jj -> %j = 0 to 32) {
+    krnl.iterate(%il, %jl) with () {
+      %v = krnl.load %x[%i, %j] : memref<8x32xf32>
+      %t = math.tanh %v : f32
+      krnl.store %t, %y[%i, %j] : memref<8x32xf32>
+    }
+  }
+  return
+}"""
+    )["g"]
+    with pytest.raises(pk.PtoError):
+        pk.compile(tanh, target="pto", arch="a2a3")
+
+
+def test_targets_are_found_by_name() -> None:
+    fn = pk.parse(MEMCPY)["f"]
+    with pytest.raises(pk.ScheduleError, match="unknown target 'nump'") as e:
+        pk.compile(fn, target="nump")
+    assert "'numpy'" in (e.value.hint or "") and "'pto'" in (e.value.hint or "")
+    with pytest.raises(pk.ScheduleError, match="the NumPy target takes no option boundscheck"):
+        pk.compile(fn, boundscheck=False)
+    sched = pk.schedule(fn)
+    assert sched.kernel("numpy") is sched.to_numpy()  # one cache for both ways in

@@ -12,6 +12,7 @@ from polykrnl.model.nest_values import Loop, LoopNest
 
 __all__ = [
     "BINARY_INSTR",
+    "RECOGNIZED",
     "ROW_REDUCE_INSTR",
     "UNARY_INSTR",
     "constant_value",
@@ -53,6 +54,32 @@ ROW_REDUCE_INSTR: dict[type[Operation], str] = {
     arith.MaxnumfOp: "TROWMAX",
     arith.MinnumfOp: "TROWMIN",
 }
+
+#: Every op class some PTO pattern recognizes (the instructions above, memory, constants,
+#: the recipe's values, krnl.matmul, krnl.memset, the tile-buffer copies): what
+#: `polykrnl ops` shows in its pto column. A pattern may still refuse an op in a context
+#: it does not match (PtoError names the statement).
+RECOGNIZED: frozenset[type[Operation]] = frozenset(
+    {
+        *UNARY_INSTR,
+        *BINARY_INSTR,
+        *ROW_REDUCE_INSTR,
+        k.LoadOp,
+        k.StoreOp,
+        memref.LoadOp,
+        memref.StoreOp,
+        memref.AllocOp,
+        memref.AllocaOp,
+        memref.DeallocOp,
+        arith.ConstantOp,
+        arith.ExtFOp,
+        k.GetInductionVarValueOp,
+        k.MatMulOp,
+        k.MemsetOp,
+        k.CopyToTileBufferOp,
+        k.CopyFromTileBufferOp,
+    }
+)
 
 
 def is_load(op: Operation) -> bool:

@@ -31,6 +31,7 @@ from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, call, const, name
+from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
@@ -200,20 +201,41 @@ def write_kernel(
     vectorize: bool = True,
     reassociate: bool = True,
     parallel: bool = False,
-    target: str = "numpy",
+    form: PythonForm = NUMPY_FORM,
     check_bounds: bool = True,
 ) -> WrittenKernel:
-    """The Python functions of `sched` (and of the functions it calls) for `target`.
+    """The Python functions of `sched` (and of the functions it calls) in `form`.
 
-    "numpy": loops vectorized where legal, krnl.parallel loops around array code on
-    threads with `parallel`. "numba": scalar loops only, every value of its MLIR
-    type, krnl.parallel loops as `prange` with `parallel` where legality proves
-    them parallel. `check_bounds` makes the kernel refuse arrays that do not fit its
+    NumPy's: loops vectorized where legal, krnl.parallel loops around array code on
+    threads with `parallel`. Numba's (`form.compiled`): scalar loops only, every value
+    of its MLIR type, krnl.parallel loops as `prange` with `parallel` where legality
+    proves them parallel. `check_bounds` makes the kernel refuse arrays that do not fit its
     accesses before touching them (``bounds_guard.py``).
     """
+    with numpy_ops.writing(form):
+        return _write(
+            sched,
+            vectorize=vectorize,
+            reassociate=reassociate,
+            parallel=parallel,
+            form=form,
+            check_bounds=check_bounds,
+        )
+
+
+def _write(
+    sched: Schedule,
+    *,
+    vectorize: bool = True,
+    reassociate: bool = True,
+    parallel: bool = False,
+    form: PythonForm = NUMPY_FORM,
+    check_bounds: bool = True,
+) -> WrittenKernel:
+    """write_kernel's body, with the emitters writing in `form`."""
     program = sched.program
     fn = program.function
-    numba = target == "numba"
+    numba = form.compiled
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
     names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
@@ -224,7 +246,7 @@ def write_kernel(
     for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
         args[arg] = names.fresh(a.name)
         params.append(args[arg])
-    state = KernelState(program, names, args, target=target, check_bounds=check_bounds)
+    state = KernelState(program, names, args, form=form, check_bounds=check_bounds)
     state.oob_flag = names.fresh("_pk_oob")
     callees: dict[str, WrittenKernel] = {}
 
@@ -243,7 +265,8 @@ def write_kernel(
                 vectorize=vectorize,
                 reassociate=reassociate,
                 parallel=parallel,
-                target=target,
+                form=form,
+                check_bounds=check_bounds,
             )
         return callees[callee].entry
 

@@ -33,12 +33,12 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute
 
 from polykrnl import display
-from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
+from polykrnl.codegen.python_form import NUMBA_FORM
 from polykrnl.codegen.safe_text import comment_text
 from polykrnl.errors import UnsupportedError
 from polykrnl.model.interpreter import scalar_dtype
@@ -178,15 +178,14 @@ def to_numba(
     if reason is not None:
         fn = sched.program.function
         raise UnsupportedError(reason, location=fn.location(fn.op), hint=INSTALL_HINT)
-    with numpy_ops.for_numba():
-        w = write_kernel(
-            sched,
-            vectorize=False,
-            reassociate=False,
-            parallel=parallel,
-            target="numba",
-            check_bounds=check_bounds,
-        )
+    w = write_kernel(
+        sched,
+        vectorize=False,
+        reassociate=False,
+        parallel=parallel,
+        form=NUMBA_FORM,
+        check_bounds=check_bounds,
+    )
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
     for f in functions.body:

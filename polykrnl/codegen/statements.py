@@ -28,7 +28,7 @@ from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.numba_values import NUMBA_REFUSED, numba_typed
+from polykrnl.codegen.numba_values import numba_typed
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -40,6 +40,7 @@ from polykrnl.codegen.pyast import (
     name,
     store,
 )
+from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.interpreter import memref_dtype, scalar_dtype
@@ -82,8 +83,8 @@ class KernelState:
     # iteration of vectorized loops): a key names the loops' ranges and axes, so a
     # statement vectorized the same way reads the array it needs.
     vec_keys: dict[str, set[tuple[object, ...]]] = field(default_factory=dict)
-    # "numpy" or "numba" (scalar code compiled by Numba: typed values, no Python objects)
-    target: str = "numpy"
+    # the form of Python the target writes (python_form.py)
+    form: PythonForm = NUMPY_FORM
     # Check subscripts read from data where they are used (bounds_guard.py).
     check_bounds: bool = True
     # Numba: the checks of such subscripts (array, dimension, where), noted in the
@@ -94,11 +95,11 @@ class KernelState:
     @property
     def stage(self) -> str:
         """The stage's name in error messages."""
-        return "Numba code generation" if self.target == "numba" else "NumPy code generation"
+        return self.form.stage
 
     def empty_key(self) -> ast.expr:
         """The key of a value kept outside every loop (Numba's typed dicts take no `()`)."""
-        return const(0) if self.target == "numba" else ast.Tuple([], ast.Load())
+        return const(0) if self.form.compiled else ast.Tuple([], ast.Load())
 
     def dict_of(self, v: SSAValue) -> str:
         key: SSAValue | str = self.program.virtual[v][0] if v in self.program.virtual else v
@@ -371,9 +372,10 @@ class StatementWriter:
         if all(r in self.env for r in op.results) and op.results:
             return
         n = op.name
-        if self.st.target == "numba" and isinstance(op, NUMBA_REFUSED):
+        if self.st.form.refuses(op):
             raise self.unsupported(
-                f"{n} has no Numba translation yet", "use the NumPy target (emit numpy)"
+                f"{n} has no {self.st.form.label} translation yet",
+                "use the NumPy target (emit numpy)",
             )
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
@@ -409,7 +411,7 @@ class StatementWriter:
             # A value: a copy (Numba's np.array takes no array).
             copied = (
                 ast.Call(ast.Attribute(window, "copy", ast.Load()), [], [])
-                if self.st.target == "numba"
+                if self.st.form.compiled
                 else call("np.array", window)
             )
             self.bind(op.results[0], copied)
@@ -487,7 +489,7 @@ class StatementWriter:
             args = [self.value(x) for x in op.operands]
             added: set[str] = set()
             exprs = numpy_ops.emit_lanes(op, args, added)
-            if self.st.target == "numba":
+            if self.st.form.compiled:
                 missing = sorted(added - NUMBA_HELPERS.keys())
                 if missing:
                     raise self.unsupported(
@@ -671,7 +673,7 @@ class StatementWriter:
                 ast.Attribute(self.value(memv), "shape", ast.Load()), const(d), ast.Load()
             )
             site: tuple[str, int] | None = None
-            if self.st.target == "numba":
+            if self.st.form.compiled:
                 self.st.oob_sites.append((access.array, d, where, spans[d]))
                 site = (self.st.oob_flag, len(self.st.oob_sites))
             is_array = ix in self._vec_locals
@@ -741,7 +743,7 @@ class StatementWriter:
         bounds, which unsigned makes it), and that check kept LLVM from vectorizing
         every loop whose index it could not prove non-negative (a tile's point loop:
         tiled gemm ran 3x slower than untiled)."""
-        if self.st.target == "numba":
+        if self.st.form.compiled:
             subs = [
                 s
                 if isinstance(s, ast.Constant) and isinstance(s.value, int) and s.value >= 0

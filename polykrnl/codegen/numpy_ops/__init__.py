@@ -66,13 +66,14 @@ from __future__ import annotations
 from polykrnl.codegen.numpy_ops import affine, arith, krnl, math, memref, vector
 from polykrnl.codegen.numpy_ops.core import (
     NUMPY,
+    compiled_form,
     emit,
     emit_lanes,
     float_const,
-    for_numba,
     op_names,
     supported,
     supported_lanes,
+    writing,
 )
 from polykrnl.codegen.numpy_ops.prelude import HELPER_DEPS, PRELUDE
 
@@ -82,10 +83,10 @@ __all__ = [
     "PRELUDE",
     "affine",
     "arith",
+    "compiled_form",
     "emit",
     "emit_lanes",
     "float_const",
-    "for_numba",
     "krnl",
     "math",
     "memref",
@@ -93,4 +94,5 @@ __all__ = [
     "supported",
     "supported_lanes",
     "vector",
+    "writing",
 ]

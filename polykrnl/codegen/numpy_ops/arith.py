@@ -29,6 +29,7 @@ from polykrnl.codegen.numpy_ops.core import (
     binop,
     call,
     compare,
+    compiled_form,
     dt,
     float_binary,
     float_const,
@@ -39,7 +40,6 @@ from polykrnl.codegen.numpy_ops.core import (
     neg,
     np_attr,
     npcall,
-    numba_target,
     offset,
     operand_types,
     require,
@@ -150,7 +150,7 @@ def _division(name: str, on_bool: Callable[[Expr, Expr], Expr]) -> Emitter:
             return on_bool(a, b)
         # remsi is C's %: truncated, with the sign of the dividend
         # (Numba's np.fmod of integers has the sign of the divisor: its own helper)
-        if name == "remsi" and not numba_target():
+        if name == "remsi" and not compiled_form():
             e = npcall("fmod", a, b)
         else:
             e = cx.helper("_" + name, a, b)
@@ -296,7 +296,7 @@ def _select(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
         return [ast.IfExp(c, a, b)]
     (tc, ta, tb), (tr,) = operand_types(op)
     require(tc.kind == "b" and ta == tb == tr and tr.kind != "s")
-    if numba_target() and not isinstance(op.results[0].type, VectorType):
+    if compiled_form() and not isinstance(op.results[0].type, VectorType):
         # Numba's np.where on scalars allocates a 0-d array per call.
         c, a, b = args
         return [ast.IfExp(c, a, b)]

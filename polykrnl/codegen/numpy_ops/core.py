@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Operation
 
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numpy_ops.prelude import PRELUDE
+from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.errors import UnsupportedError
 from polykrnl.model import dialect as k
 from polykrnl.model.registry import OpTable
@@ -76,24 +77,26 @@ _FLOATS: dict[type[Attribute], np.dtype[Any]] = {
 _LANES: contextvars.ContextVar[bool] = contextvars.ContextVar("numpy_lanes", default=False)
 
 
-#: whether the code is for Numba (scalars only, compiled): the few emitters whose NumPy
-#: form Numba computes differently write another one (see codegen/numba_prelude.py)
-_NUMBA: contextvars.ContextVar[bool] = contextvars.ContextVar("numba_target", default=False)
+#: the form of Python being written (python_form.py): the few emitters whose NumPy form
+#: compiled code computes differently write another one (see codegen/numba_prelude.py)
+_FORM: contextvars.ContextVar[PythonForm] = contextvars.ContextVar(
+    "python_form", default=NUMPY_FORM
+)
 
 
 @contextlib.contextmanager
-def for_numba() -> Iterator[None]:
-    """Emit for the Numba target inside this block."""
-    token = _NUMBA.set(True)
+def writing(form: PythonForm) -> Iterator[None]:
+    """Emit in `form` inside this block (write_kernel sets it for its kernel)."""
+    token = _FORM.set(form)
     try:
         yield
     finally:
-        _NUMBA.reset(token)
+        _FORM.reset(token)
 
 
-def numba_target() -> bool:
-    """Whether the emitters are writing code for Numba (see :func:`for_numba`)."""
-    return _NUMBA.get()
+def compiled_form() -> bool:
+    """Whether the emitters are writing compiled code (scalars, typed values: Numba)."""
+    return _FORM.get().compiled
 
 
 def _np_type(t: Attribute) -> NpType | None:
@@ -216,7 +219,7 @@ class Ctx:
         self.helpers = helpers
 
     def helper(self, name: str, *args: Expr) -> Expr:
-        assert name in PRELUDE or (_NUMBA.get() and name in NUMBA_HELPERS), name
+        assert name in PRELUDE or (compiled_form() and name in NUMBA_HELPERS), name
         self.helpers.add(name)
         return call(_name(name), *args)
 

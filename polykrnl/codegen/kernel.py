@@ -235,7 +235,6 @@ def _write(
     """write_kernel's body, with the emitters writing in `form`."""
     program = sched.program
     fn = program.function
-    numba = form.compiled
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
     names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
@@ -271,6 +270,57 @@ def _write(
         return callees[callee].entry
 
     state.call_target = call_target
+    prologue, param_py = _parameters(program, args, state)
+    checks, guards = _bounds_guard(program, args, param_py) if check_bounds else ([], [])
+    body, translator, vectorizer = _loops(
+        sched, state, vectorize=vectorize, reassociate=reassociate, parallel=parallel
+    )
+    if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
+        state.helpers.add("_pk_parallel")
+    body = [*guards, *body]
+    if checks or guards:
+        state.helpers.add(BOUNDS_ERROR)
+    if state.oob_sites:
+        prologue.append(assign(state.oob_flag, call("np.zeros", const(3), name("np.int64"))))
+        body += oob_raises(state.oob_flag, state.oob_sites)
+    returns = _returns(state, fn)
+    inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
+    prologue = _used_only(prologue, [*body, *returns])
+    entry = entries[fn.name]
+    func = ast.FunctionDef(
+        entry,
+        ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
+        [*checks, *fuse_temporaries([*prologue, *inits, *body, *returns])] or [ast.Pass()],
+        [],
+        None,
+    )
+    module = ast.Module([func], [])
+    ast.fix_missing_locations(module)
+    helpers = set(state.helpers)
+    for c in callees.values():
+        helpers |= c.helpers
+    exact = vectorizer is None or not vectorizer.reassociated
+    exact = exact and all(c.exact for c in callees.values())
+    return WrittenKernel(
+        entry,
+        _with_comments(ast.unparse(module)) + "\n",
+        tuple(c.function_source for c in callees.values()),
+        frozenset(helpers),
+        exact,
+        tuple(translator.pranged.items()) + tuple(p for c in callees.values() for p in c.pranged),
+        frozenset(
+            {entry} if check_bounds and memory_report(program).proven_by_guards else set()
+        ).union(*(c.proven_in_bounds for c in callees.values())),
+    )
+
+
+def _parameters(
+    program: PolyProgram, args: dict[SSAValue, str], state: KernelState
+) -> tuple[list[ast.stmt], dict[str, str]]:
+    """The statements computing the kernel's parameters (sizes, index values fixed for the
+    call), and each isl parameter's Python name; `args` learns the values they name."""
+    fn = program.function
+    names = state.names
     prologue: list[ast.stmt] = []
     by_value = {p: v for v, p in program.symbols.items()}
     param_py: dict[str, str] = {}  # isl parameter -> its Python name in the kernel
@@ -304,7 +354,18 @@ def _write(
             location=fn.location(fn.op),
             hint="pass the size as an index argument",
         )
-    checks, guards = _bounds_guard(program, args, param_py) if check_bounds else ([], [])
+    return prologue, param_py
+
+
+def _loops(
+    sched: Schedule, state: KernelState, *, vectorize: bool, reassociate: bool, parallel: bool
+) -> tuple[list[ast.stmt], Translator, Vectorizer | None]:
+    """The kernel's loops from isl's AST of each top-level nest, as array code where the
+    legality report proves it (NumPy) or prange where it proves a marked loop parallel
+    (Numba)."""
+    program = sched.program
+    names = state.names
+    numba = state.form.compiled
     stmts = {s.name: s for s in program.statements}
     report = legality.check(sched) if vectorize or (numba and parallel) else None
     waves: list[Wavefront] = []
@@ -347,18 +408,13 @@ def _write(
     if vectorizer is not None:
         vectorizer.copied = frozenset().union(*(copied_statements(r) for r in roots))
     body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]
-    if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
-        state.helpers.add("_pk_parallel")
-    body = [*guards, *body]
-    if checks or guards:
-        state.helpers.add(BOUNDS_ERROR)
-    if state.oob_sites:
-        prologue.append(assign(state.oob_flag, call("np.zeros", const(3), name("np.int64"))))
-        body += oob_raises(state.oob_flag, state.oob_sites)
-    returns = _returns(state, fn)
-    inits = [assign(d, ast.Dict([], [])) for d in state.dicts.values()]
-    # Sizes the loops, the subscripts and the results do not use go.
-    used = {n.id for st in [*body, *returns] for n in ast.walk(st) if isinstance(n, ast.Name)}
+    return body, translator, vectorizer
+
+
+def _used_only(prologue: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """`prologue` without the sizes that `rest` (the loops, the subscripts, the results)
+    does not use."""
+    used = {n.id for st in rest for n in ast.walk(st) if isinstance(n, ast.Name)}
     kept: list[ast.stmt] = []
     for line in reversed(prologue):  # later sizes may be computed from earlier ones
         if isinstance(line, ast.Assign) and isinstance(line.targets[0], ast.Name):
@@ -366,33 +422,7 @@ def _write(
                 continue
             used |= {n.id for n in ast.walk(line.value) if isinstance(n, ast.Name)}
         kept.append(line)
-    prologue = kept[::-1]
-    entry = entries[fn.name]
-    func = ast.FunctionDef(
-        entry,
-        ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-        [*checks, *fuse_temporaries([*prologue, *inits, *body, *returns])] or [ast.Pass()],
-        [],
-        None,
-    )
-    module = ast.Module([func], [])
-    ast.fix_missing_locations(module)
-    helpers = set(state.helpers)
-    for c in callees.values():
-        helpers |= c.helpers
-    exact = vectorizer is None or not vectorizer.reassociated
-    exact = exact and all(c.exact for c in callees.values())
-    return WrittenKernel(
-        entry,
-        _with_comments(ast.unparse(module)) + "\n",
-        tuple(c.function_source for c in callees.values()),
-        frozenset(helpers),
-        exact,
-        tuple(translator.pranged.items()) + tuple(p for c in callees.values() for p in c.pranged),
-        frozenset(
-            {entry} if check_bounds and memory_report(program).proven_by_guards else set()
-        ).union(*(c.proven_in_bounds for c in callees.values())),
-    )
+    return kept[::-1]
 
 
 def _bounds_guard(

@@ -42,7 +42,18 @@ class OpSupport:
 
 @dataclass(frozen=True)
 class SupportTable:
-    """Every op polykrnl parses, by name, with what each stage does with it."""
+    """Every op polykrnl parses, by name, with what each stage does with it.
+
+    `table[name]` is the op's row, `str(table)` the text `polykrnl ops` prints,
+    `table.to_json()` the same as data.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> row = pk.supported_ops()["affine.parallel"]
+    >>> dict(row.stages)
+    {'interpret': False, 'poly': True, 'numpy': False}
+    """
 
     stages: tuple[str, ...]
     rows: tuple[OpSupport, ...]
@@ -81,7 +92,20 @@ _PIPELINE = ("interpret", "poly", "numpy")
 
 
 def supported_ops() -> SupportTable:
-    """The table of ops x stages: every op class that parses, and who supports it."""
+    """The table of ops x stages: every op class that parses, and who supports it.
+
+    `polykrnl ops` prints the same table. The stages are the reference interpreter,
+    the polyhedral model and each code generator.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> table = pk.supported_ops()
+    >>> table.stages
+    ('interpret', 'poly', 'numpy')
+    >>> table["krnl.matmul"]
+    OpSupport(name='krnl.matmul', stages=(('interpret', True), ('poly', True), ('numpy', True)))
+    """
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
     tables = sorted(TABLES, key=lambda t: _PIPELINE.index(t.stage))
     stages = tuple(t.stage for t in tables)

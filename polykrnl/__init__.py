@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.tiles.kernel import PtoKernel
     from polykrnl.transforms.legality_report import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
+    from polykrnl.transforms.memory_safety import MemoryReport
 
     __version__: str
 
@@ -71,6 +72,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PtoKernel": ("polykrnl.tiles.kernel", "PtoKernel"),
     "LegalityReport": ("polykrnl.transforms.legality_report", "LegalityReport"),
     "LoopTree": ("polykrnl.transforms.looptree", "LoopTree"),
+    "MemoryReport": ("polykrnl.transforms.memory_safety", "MemoryReport"),
 }
 
 
@@ -111,6 +113,7 @@ __all__ = [
     "InterpretError",
     "LegalityReport",
     "LoopTree",
+    "MemoryReport",
     "Module",
     "ModuleBuilder",
     "NumbaKernel",

@@ -43,7 +43,18 @@ class OpSupport:
 
 @dataclass(frozen=True)
 class SupportTable:
-    """Every op polykrnl parses, by name, with what each stage does with it."""
+    """Every op polykrnl parses, by name, with what each stage does with it.
+
+    `table[name]` is the op's row, `str(table)` the text `polykrnl ops` prints,
+    `table.to_json()` the same as data.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> row = pk.supported_ops()["affine.parallel"]
+    >>> dict(row.stages)
+    {'interpret': False, 'poly': True, 'numpy': False, 'numba': False, 'pto': False}
+    """
 
     stages: tuple[str, ...]
     rows: tuple[OpSupport, ...]
@@ -82,9 +93,21 @@ _ANALYSES = ("interpret", "poly")
 
 
 def supported_ops() -> SupportTable:
-    """The table of ops x stages: every op class that parses, and who supports it: the
-    reference interpreter, the polyhedral model, then one column per code generation
-    target (:data:`polykrnl.targets.TARGETS`, each from its own op table)."""
+    """The table of ops x stages: every op class that parses, and who supports it.
+
+    `polykrnl ops` prints the same table. The stages are the reference interpreter, the
+    polyhedral model, then one column per code generation target
+    (:data:`polykrnl.targets.TARGETS`, each from its own op table).
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> table = pk.supported_ops()
+    >>> table.stages
+    ('interpret', 'poly', 'numpy', 'numba', 'pto')
+    >>> table["krnl.matmul"].supports("numpy"), table["krnl.matmul"].supports("pto")
+    (True, True)
+    """
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
     tables = [t for t in TABLES if t.stage in _ANALYSES]
     tables.sort(key=lambda t: _ANALYSES.index(t.stage))

@@ -36,13 +36,52 @@ from polykrnl.transforms.recipe import schedule_as, schedule_of
 
 
 class Schedule(core.Schedule):
-    """An immutable schedule of a PolyProgram; every primitive returns a new one."""
+    """An immutable schedule of a function's loops: the loop tree and the steps that made it.
+
+    Get one with `pk.schedule(fn)` (after the function's Krnl recipe) or
+    `Schedule.from_function(fn, recipe=False)` (the loops as written). Every primitive
+    (`block`, `permute`, `reorder`, `parallel`, `unroll`, `skew`, `trivialize`) returns
+    a new Schedule and refuses, with `IllegalTransformError`, a result that breaks a
+    dependence (`force=True` accepts it; `check()` still reports it). Loops are named by
+    their induction variables (`%i` -> `"i"`); `block("i", T)` makes the tile loop
+    `"i_t"` and keeps `"i"` for the point loop.
+
+    Examples
+    --------
+    The examples of the methods below use this `fn` (B = A transposed):
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @t(%A: memref<4x6xf32>, %B: memref<6x4xf32>) {
+    ...   %ii, %jj = krnl.define_loops 2
+    ...   krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 4, %jj -> %j = 0 to 6) {
+    ...     %v = krnl.load %A[%i, %j] : memref<4x6xf32>
+    ...     krnl.store %v, %B[%j, %i] : memref<6x4xf32>
+    ...   }
+    ...   return
+    ... }''')["t"]
+    >>> sched = pk.Schedule.from_function(fn, recipe=False)
+    >>> sched
+    <Schedule @t: i > j>
+    >>> sched.block("i", 2).reorder(["i_t", "j", "i"]).parallel("i_t")
+    <Schedule @t: i_t > j > i>
+    """
 
     # -- construction
     @classmethod
     @bounded("building the schedule")
     def from_function(cls, fn: object, recipe: bool = True) -> Self:
-        """The schedule of `fn`: after its Krnl recipe, or in original order (recipe=False)."""
+        """The schedule of `fn`: after its Krnl recipe, or in original order (`recipe=False`).
+
+        With `recipe=True` this is `pk.schedule(fn)`. `recipe=False` ignores the
+        recipe ops (`krnl.block`, `krnl.permute`, ...) and raises `UnsupportedError`
+        when the function's statements only have a meaning in the blocked nest.
+
+        Examples
+        --------
+        >>> pk.Schedule.from_function(fn, recipe=False).loop_names()
+        ['i', 'j']
+        """
         return schedule_of(fn, cls, recipe=recipe)
 
     # -- primitives
@@ -55,7 +94,24 @@ class Schedule(core.Schedule):
         names: tuple[str, str] | None = None,
         force: bool = False,
     ) -> Self:
-        """Strip-mine `loop` by `size`: a tile loop and a point loop directly inside it."""
+        """Strip-mine `loop` by `size`: a tile loop and a point loop directly inside it.
+
+        The tile loop is named `loop + "_t"` and the point loop keeps `loop` (it
+        carries the original induction variable), unless `names=(tile, point)`.
+        Never illegal (`force` is accepted for symmetry). Raises `ScheduleError` for
+        an unknown loop or a size below 1.
+
+        Examples
+        --------
+        >>> print(sched.block("i", 2).loops())
+        for %i_t = 0 to 4 step 2 {
+          for %i = %i_t to %i_t + 2 {
+            for %j = 0 to 6 {
+              S0: krnl.store B[%j, %i] <- A[%i, %j]
+            }
+          }
+        }
+        """
         del force  # strip-mining keeps the order of every instance: never illegal
         return block.block(self, loop, size, names=names)
 
@@ -63,17 +119,49 @@ class Schedule(core.Schedule):
     def permute(
         self, loops: Sequence[str], krnl_map: Sequence[int], *, force: bool = False
     ) -> Self:
-        """Krnl's scatter: the loop of `loops[k]` goes to position `krnl_map[k]` of the chain."""
+        """Krnl's scatter: the loop of `loops[k]` goes to position `krnl_map[k]` of the chain.
+
+        `loops` are perfectly nested (a chain); this is `krnl.permute`'s convention,
+        the inverse of `reorder`'s. Raises `ScheduleError` for a map that is not a
+        permutation or loops that are not a chain, `IllegalTransformError` when the
+        new order breaks a dependence (unless `force=True`).
+
+        Examples
+        --------
+        >>> sched.permute(["i", "j"], [1, 0]).loop_names()
+        ['j', 'i']
+        """
         return self._checked(permute.permute(self, loops, krnl_map), force)
 
     @bounded("reorder")
     def reorder(self, order: Sequence[str], *, force: bool = False) -> Self:
-        """Gather: `order` lists the loops of a perfectly nested chain, outermost first."""
+        """Gather: `order` lists the loops of a perfectly nested chain, outermost first.
+
+        Raises like `permute`.
+
+        Examples
+        --------
+        >>> sched.block("i", 2).reorder(["i_t", "j", "i"]).loop_names()
+        ['i_t', 'j', 'i']
+        """
         return self._checked(permute.reorder(self, order), force)
 
     @bounded("parallel")
     def parallel(self, *loops: str, force: bool = False) -> Self:
-        """Mark loops parallel (their band members become coincident)."""
+        """Mark loops parallel (`krnl.parallel`; their band members become coincident).
+
+        Raises `IllegalTransformError` when a loop carries a dependence (unless
+        `force=True`), `ScheduleError` for an unknown or unrolled loop.
+
+        Examples
+        --------
+        >>> print(sched.parallel("i").loops())
+        for %i = 0 to 4 {  // parallel
+          for %j = 0 to 6 {
+            S0: krnl.store B[%j, %i] <- A[%i, %j]
+          }
+        }
+        """
         return self._checked(parallel.parallel(self, *loops), force)
 
     @bounded("skew")
@@ -82,19 +170,52 @@ class Schedule(core.Schedule):
 
         The loop's bounds shift by `factor * by`; statements still see the
         original values. Krnl has no skew op: `to_krnl()` refuses skewed schedules.
+        A band that is not permutable says in `check()` which skew makes it tilable.
+
+        Examples
+        --------
+        >>> print(sched.skew("j", "i").loops())
+        for %i = 0 to 4 {
+          for %j = %i to %i + 6 {
+            S0: krnl.store B[(%j - %i), %i] <- A[%i, (%j - %i)]
+          }
+        }
         """
         return self._checked(skew.skew(self, loop, by, factor), force)
 
     @bounded("unroll")
     def unroll(self, loop: str, *, force: bool = False) -> Self:
-        """Fully unroll `loop`: a constant trip count, or a point loop (never illegal)."""
+        """Fully unroll `loop` (`krnl.unroll`): a constant trip count, or a point loop.
+
+        Never illegal. Raises `ScheduleError` for a loop without a constant trip count
+        that is not a point loop, or a parallel one.
+
+        Examples
+        --------
+        >>> print(sched.block("j", 3).unroll("j").loops())
+        for %i = 0 to 4 {
+          for %j_t = 0 to 6 step 3 {
+            for %j = %j_t to %j_t + 3 {  // unroll
+              S0: krnl.store B[%j, %i] <- A[%i, %j]
+            }
+          }
+        }
+        """
         del force  # unrolling keeps the order
         return unroll.unroll(self, loop)
 
     def script(self, function: str = "fn") -> str:
         """Python that rebuilds this schedule from the function named `function`: the
         schedule it started from, then each primitive applied since (replayable with
-        exec, given `pk` and the function)."""
+        exec, given `pk` and the function).
+
+        Examples
+        --------
+        >>> print(sched.block("i", 2).parallel("i_t").script())
+        s = pk.Schedule.from_function(fn, recipe=False)
+        s = s.block('i', 2, names=('i_t', 'i'))
+        s = s.parallel('i_t')
+        """
         if self.recipe_steps is None:
             lines = [f"s = pk.Schedule.from_function({function}, recipe=False)"]
             steps = self.steps
@@ -106,7 +227,21 @@ class Schedule(core.Schedule):
 
     @bounded("trivialize")
     def trivialize(self, loop: str) -> Self:
-        """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used."""
+        """Make `loop` run once (0 to 1): Krnl's point loop whose handle is never used.
+
+        Examples
+        --------
+        A tile loop with a single tile:
+
+        >>> print(sched.block("j", 6).trivialize("j_t").loops())
+        for %i = 0 to 4 {
+          for %j_t = 0 to 1 step 6 {
+            for %j = %j_t to %j_t + 6 {
+              S0: krnl.store B[%j, %i] <- A[%i, %j]
+            }
+          }
+        }
+        """
         return trivialize.trivialize(self, loop)
 
     def _checked(self, new: Self, force: bool) -> Self:
@@ -122,18 +257,50 @@ class Schedule(core.Schedule):
     @cached_property
     @bounded("the legality check")
     def legal(self) -> bool:
-        """Whether every dependence is kept and no parallel loop carries one."""
+        """Whether every dependence is kept and no parallel loop carries one.
+
+        Examples
+        --------
+        >>> sched.legal
+        True
+        """
         return legality.is_legal(self)
 
     # -- the other stages
     @bounded("the loop nest")
     def loops(self) -> LoopTree:
-        """The final loop nest (str() reads like onnx-mlir's affine loops; .to_json())."""
+        """The final loop nest: `str()` reads like onnx-mlir's affine loops, `.to_json()`.
+
+        Examples
+        --------
+        >>> print(sched.loops())
+        for %i = 0 to 4 {
+          for %j = 0 to 6 {
+            S0: krnl.store B[%j, %i] <- A[%i, %j]
+          }
+        }
+        """
         return looptree.loop_tree(self)
 
     @bounded("the legality check")
     def check(self) -> LegalityReport:
-        """The legality report: dependences kept, parallel loops, permutable bands."""
+        """The legality report: dependences kept, parallel loops, permutable bands.
+
+        Never raises for an illegal schedule (one made with `force=True`): the report
+        says what breaks, with a witness. `report.memory` is the memory safety of the
+        function's accesses.
+
+        Examples
+        --------
+        >>> print(sched.check())
+        @t: legal
+          loops:
+            i: parallel
+            j: parallel vectorizable
+          band (i, j): permutable (tilable)
+          memory safety:
+            in bounds for every size: A, B
+        """
         return legality.check(self)
 
     @bounded("NumPy code generation")
@@ -153,6 +320,16 @@ class Schedule(core.Schedule):
         code on threads (see benchmarks/README.md for when that pays off).
         `check_bounds=False` drops the kernel's bounds guard (``check().memory`` says
         which sizes are safe): a call whose arrays do not fit is then undefined.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> kernel = sched.block("i", 2).to_numpy()
+        >>> A = np.arange(24, dtype=np.float32).reshape(4, 6)
+        >>> B = np.zeros((6, 4), dtype=np.float32)
+        >>> kernel(A=A, B=B)
+        >>> bool((B == A.T).all())
+        True
         """
         return cast(
             NumpyKernel,
@@ -168,7 +345,23 @@ class Schedule(core.Schedule):
     def kernel(self, target: str, **options: Any) -> Any:
         """The kernel of this schedule for the target named `target` (``"numpy"``,
         ``"numba"``, ``"pto"``: :data:`polykrnl.targets.TARGETS`) with that target's
-        options, built once per schedule, target and options."""
+        options, built once per schedule, target and options (`to_numpy`, `to_numba` and
+        `to_pto` are this with each target's options spelled out).
+
+        Raises `ScheduleError` for an unknown target or an option the target does not
+        take, `UnsupportedError` when the target cannot run here (Numba not installed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> kernel = sched.kernel("numpy", vectorize=False)
+        >>> A, B = np.arange(24, dtype=np.float32).reshape(4, 6), np.zeros((6, 4), np.float32)
+        >>> kernel(A=A, B=B)
+        >>> bool((B == A.T).all())
+        True
+        >>> kernel is sched.to_numpy(vectorize=False)
+        True
+        """
         t = targets.target(target)
         unknown = sorted(set(options) - set(t.defaults))
         if unknown:
@@ -212,6 +405,12 @@ class Schedule(core.Schedule):
         keeps the compiled code on disk for later processes. Compilation happens at
         the first call for each argument signature; `kernel.compile_seconds` says how
         long it took.
+
+        Examples
+        --------
+        >>> kernel = sched.to_numba(cache=False)
+        >>> print(kernel.function_source.splitlines()[1])
+        def kernel_t(A, B):
         """
         return cast(
             NumbaKernel,
@@ -239,6 +438,12 @@ class Schedule(core.Schedule):
         (the default), the tiles that pipes pass along in an innermost tile loop get two
         copies so that loading the next tile overlaps computing this one. Raises PtoError
         naming the statement when no PTO pattern matches.
+
+        Examples
+        --------
+        >>> kernel = sched.block("i", 2).to_pto("a2a3")
+        >>> "TLOAD" in kernel.source and "TSTORE" in kernel.source
+        True
         """
         return cast(
             PtoKernel,
@@ -252,7 +457,29 @@ class Schedule(core.Schedule):
 
     @bounded("the Krnl text of the schedule")
     def to_krnl(self) -> str:
-        """Krnl MLIR text (the whole module) whose recipe reproduces this schedule."""
+        """Krnl MLIR text (the whole module) whose recipe reproduces this schedule.
+
+        Raises `ScheduleError` for a skewed schedule (Krnl has no skew op).
+
+        Examples
+        --------
+        >>> text = sched.block("i", 2).parallel("i_t").to_krnl()
+        >>> print(text)
+        builtin.module {
+          func.func @t(%A: memref<4x6xf32>, %B: memref<6x4xf32>) {
+            %ii, %jj = krnl.define_loops 2
+            %i_t, %0 = krnl.block %ii 2 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+            krnl.parallel %i_t : !krnl.loop
+            krnl.iterate(%i_t, %0, %jj) with (%ii -> %i = 0 to 4, %jj -> %j = 0 to 6) {
+              %v = krnl.load %A[%i, %j] : memref<4x6xf32>
+              krnl.store %v, %B[%j, %i] : memref<6x4xf32>
+            }
+            func.return
+          }
+        }
+        >>> pk.schedule(pk.parse(text)["t"]).loop_names()
+        ['i_t', 'i', 'j']
+        """
         return to_krnl.to_krnl(self)
 
     @bounded("the trace")
@@ -263,6 +490,11 @@ class Schedule(core.Schedule):
         variables (a tile loop's name for a statement placed at tile level).
         Pass every parameter: index arguments by name, dynamic sizes as
         ``**{"A.0": 64}`` (or ``A_d0=64``).
+
+        Examples
+        --------
+        >>> sched.permute(["i", "j"], [1, 0]).trace()[:3]
+        [('S0', {'i': 0, 'j': 0}), ('S0', {'i': 1, 'j': 0}), ('S0', {'i': 2, 'j': 0})]
         """
         return trace.trace(self, params)
 
@@ -282,15 +514,98 @@ class Schedule(core.Schedule):
 def schedule(fn: Function, *, force: bool = False) -> Schedule:
     """The Schedule of `fn` after its Krnl recipe.
 
-    Raises IllegalTransformError (located at the recipe op responsible) when the
-    recipe breaks a dependence, unless `force=True`.
+    The recipe ops (`krnl.block`, `krnl.permute`, `krnl.parallel`, `krnl.unroll`) are
+    applied in program order through the same primitives as `Schedule.block`, ...,
+    so the loops are those onnx-mlir's lowering builds.
+
+    Parameters
+    ----------
+    fn
+        A function of a parsed or built module (`mod["name"]`).
+    force
+        Accept a recipe that breaks a dependence (`check()` then reports it).
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    IllegalTransformError
+        The recipe breaks a dependence (located at the recipe op responsible).
+    VerifyError, UnsupportedError
+        `fn` is not a valid Krnl function, or has an op the polyhedral model lacks.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @t(%A: memref<4x6xf32>, %B: memref<6x4xf32>) {
+    ...   %ii, %jj = krnl.define_loops 2
+    ...   %ib, %il = krnl.block %ii 2 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+    ...   krnl.permute(%ib, %il, %jj) [0, 2, 1] : !krnl.loop, !krnl.loop, !krnl.loop
+    ...   krnl.iterate(%ib, %jj, %il) with (%ii -> %i = 0 to 4, %jj -> %j = 0 to 6) {
+    ...     %v = krnl.load %A[%i, %j] : memref<4x6xf32>
+    ...     krnl.store %v, %B[%j, %i] : memref<6x4xf32>
+    ...   }
+    ...   return
+    ... }''')["t"]
+    >>> sched = pk.schedule(fn)
+    >>> print(sched.loops())
+    for %ib = 0 to 4 step 2 {
+      for %j = 0 to 6 {
+        for %il = %ib to %ib + 2 {
+          S0: krnl.store B[%j, %il] <- A[%il, %j]
+        }
+      }
+    }
+    >>> sched.legal
+    True
     """
     return schedule_as(Schedule, fn, force=force)
 
 
 @bounded("the legality check")
 def check(fn: Function) -> LegalityReport:
-    """The legality report of `fn`'s Krnl recipe (never raises for illegality)."""
+    """The legality report of `fn`'s Krnl recipe (never raises for illegality).
+
+    The same as `pk.schedule(fn, force=True).check()`: `report.legal`, the violated
+    dependences with a witness pair of iterations, each loop's verdict (parallel,
+    reduction, carried distances), each band's permutability and `report.memory`.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @shift(%A: memref<10xf32>) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.parallel(%ii) : !krnl.loop
+    ...   krnl.iterate(%ii) with (%ii -> %i = 1 to 10) {
+    ...     %p = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+    ...     %v = krnl.load %A[%p] : memref<10xf32>
+    ...     krnl.store %v, %A[%i] : memref<10xf32>
+    ...   }
+    ...   return
+    ... }''')["shift"]
+    >>> report = pk.check(fn)
+    >>> report.legal
+    False
+    >>> print(report)
+    @shift: ILLEGAL (1 violation)
+      1. RAW dependence on A from S0(i=1) to S0(i=2) (distance i: +1): loop 'i' is parallel ...
+         hint: loop 'i' carries this dependence: run it sequentially ...
+      loops:
+        i: forward [parallel] distance 1 (RAW on A)
+      memory safety:
+        in bounds for every size: A
+      loop nest (the loops at fault marked):
+        for %i = 1 to 10 {  // parallel   <-- parallel, carries RAW on A
+          S0: krnl.store A[%i] <- A[%i - 1]
+        }
+    >>> v = report.violations[0]
+    >>> v.kind, v.array, v.source.point, v.sink.point
+    ('RAW', 'A', {'i': 1}, {'i': 2})
+    """
     return Schedule.from_function(fn).check()
 
 
@@ -312,7 +627,32 @@ def compile_function(
     of :data:`polykrnl.targets.TARGETS`. An option left out takes the target's default
     (krnl.parallel loops run on threads by default in Numba, only when asked in NumPy).
     Every kernel refuses arrays that do not fit its accesses (``pk.BoundsError``) unless
-    `check_bounds=False`."""
+    `check_bounds=False`.
+
+    Raises `IllegalTransformError` when the recipe breaks a dependence (unless
+    `force=True`), `ScheduleError` for an unknown target or an option the target does
+    not take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> kernel = pk.compile(fn)
+    >>> X = np.arange(5, dtype=np.float32)
+    >>> kernel(X=X, N=5)
+    >>> X
+    array([0., 2., 4., 6., 8.], dtype=float32)
+    """
     given = {
         "vectorize": vectorize,
         "reassociate": reassociate,

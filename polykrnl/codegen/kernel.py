@@ -57,7 +57,37 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class NumpyKernel(KernelCall):
-    """A compiled kernel: `.source` (Python text) and `__call__(**arrays_and_params)`."""
+    """A compiled NumPy kernel: `.source` (Python text) and `__call__(**arrays_and_params)`.
+
+    Made by `Schedule.to_numpy()` or `pk.compile(fn)`. Call it with the function's
+    arguments by name (arrays of the exact dtype, updated in place; index values as
+    ints); it returns the function's results. Before any access it refuses arrays that
+    do not fit (`BoundsError`). `exact` is False when a reduction was reassociated
+    (floating-point results may then differ from the reference in the last bits).
+
+    Examples
+    --------
+    >>> import numpy as np
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> kernel = pk.schedule(fn).to_numpy()
+    >>> print(kernel.function_source.strip().splitlines()[-1])
+            X[0:N] = x + x
+    >>> X = np.ones(3, dtype=np.float32)
+    >>> kernel(X=X, N=3)
+    >>> X
+    array([2., 2., 2.], dtype=float32)
+    """
 
     schedule: Schedule = field(repr=False)
     source: str

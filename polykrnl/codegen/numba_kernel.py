@@ -61,7 +61,34 @@ def numba_missing() -> str | None:
 
 @dataclass(frozen=True, eq=False)
 class NumbaKernel(KernelCall):
-    """A Numba kernel: `.source` (a Python module) and `__call__(**arrays_and_params)`."""
+    """A Numba kernel: `.source` (a Python module) and `__call__(**arrays_and_params)`.
+
+    Made by `Schedule.to_numba()` or `pk.compile(fn, target="numba")` (needs the
+    `numba` extra). The loops follow the schedule exactly; `parallel_loops` says which
+    `krnl.parallel` loops run as `prange` and why the others do not. Called like a
+    `NumpyKernel`; Numba compiles it at the first call.
+
+    Examples
+    --------
+    >>> import numpy as np
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> kernel = pk.compile(fn, target="numba")
+    >>> X = np.ones(3, dtype=np.float32)
+    >>> kernel(X=X, N=3)
+    >>> X
+    array([2., 2., 2.], dtype=float32)
+    """
 
     schedule: Schedule = field(repr=False)
     source: str

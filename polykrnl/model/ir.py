@@ -82,6 +82,26 @@ class Module:
 
     Treat it as a value: polykrnl never mutates a Module it handed out, and
     transformations produce new objects.
+
+    `mod["name"]` is a `Function` (`UnknownFunctionError` for a name it does not
+    define), `mod.functions` lists them in order, `print(mod)` prints the module
+    back in Krnl's syntax and `mod.print(generic=True)` in MLIR's generic form.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> mod = pk.parse("func.func @f() { return }  func.func @g() { return }")
+    >>> [fn.name for fn in mod.functions]
+    ['f', 'g']
+    >>> print(mod)
+    builtin.module {
+      func.func @f() {
+        func.return
+      }
+      func.func @g() {
+        func.return
+      }
+    }
     """
 
     __slots__ = ("filename", "line_index", "op", "source", "source_names")
@@ -172,7 +192,32 @@ def _token_length(text: str, offset: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class Function:
-    """One `func.func` of a module."""
+    """One `func.func` of a module.
+
+    Its `name`, `arguments` (name and MLIR type of each), `result_types`, `print()`
+    (its text) and `location(op)` (where an op of it is in the source). Every stage
+    takes a Function: `pk.schedule(fn)`, `pk.check(fn)`, `pk.compile(fn)`,
+    `pk.run_reference(fn, ...)`.
+
+    Examples
+    --------
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> fn.name
+    'scale'
+    >>> [a.name for a in fn.arguments]
+    ['X', 'N']
+    """
 
     module: Module
     op: func.FuncOp

@@ -206,6 +206,25 @@ def parse(text: str, filename: str = "<string>") -> Module:
 
     Raises :class:`polykrnl.errors.ParseError` for any malformed input, with
     the location and a hint; never an xDSL exception.
+
+    `filename` names the text in messages and locations (default ``"<string>"``).
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> mod = pk.parse('''
+    ... func.func @zero(%A: memref<8xf32>) {
+    ...   %c = arith.constant 0.0 : f32
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+    ...     krnl.store %c, %A[%i] : memref<8xf32>
+    ...   }
+    ...   return
+    ... }''')
+    >>> mod.functions
+    (<polykrnl.Function @zero(%A: memref<8xf32>)>,)
+    >>> mod["zero"].name
+    'zero'
     """
     index = LineIndex(text)
     if _COMMENT_OR_SPACE.fullmatch(text):
@@ -579,7 +598,20 @@ def _better_error(text: str, span: Span[str], msg: str) -> tuple[Span[str], str]
 
 
 def load(path: str | Path) -> Module:
-    """Read and parse a Krnl MLIR file."""
+    """Read and parse a Krnl MLIR file.
+
+    Messages and locations name the file. Raises `ParseError` like `parse`, and
+    `OSError` when the file cannot be read.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polykrnl as pk
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "empty.mlir"
+    >>> _ = path.write_text("func.func @f() { return }")
+    >>> pk.load(path).functions
+    (<polykrnl.Function @f()>,)
+    """
     p = Path(path)
     try:
         data = p.read_bytes()

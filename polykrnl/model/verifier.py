@@ -59,7 +59,20 @@ __all__ = ["diagnostics", "verify"]
 
 
 def verify(module: Module) -> None:
-    """Raise :class:`VerifyError` listing every problem of `module` (the first is its message)."""
+    """Raise :class:`VerifyError` listing every problem of `module` (the first is its message).
+
+    Checks the structure and scoping rules of Krnl (loop handles defined and bound
+    once, `krnl.iterate` bounds, `krnl.region`/`krnl.movable` placement, dominance)
+    beyond each op's own checks; `pk.schedule`, `pk.compile` and `pk.run_reference`
+    run it themselves. Returns None when the module is valid.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> pk.verify(pk.parse("func.func @f() { return }"))
+
+    `VerifyError` shows a module that breaks a rule.
+    """
     found = diagnostics(module)
     if found:
         raise VerifyError(found)

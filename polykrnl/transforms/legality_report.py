@@ -187,6 +187,39 @@ class BandVerdict:
 
 @dataclass(frozen=True)
 class LegalityReport:
+    """Whether a schedule keeps every dependence, and what each loop and band allows.
+
+    Made by `Schedule.check()` and `pk.check(fn)`. `legal` (also `bool(report)`) and
+    `verdict` ("legal", "illegal" or "unproven": broken only through accesses the model
+    over-approximates); `violations`, each with the dependence (`kind`, `array`), a
+    witness pair of instances (`source`, `sink`), the loop and the step at fault, and a
+    hint; `loops`, each loop's verdict (parallel, reduction, forward with its carried
+    distances, vectorizable); `bands`, each perfectly nested chain's permutability (so
+    tilability) with a skew that would make it tilable; `approximations`; `memory`, the
+    `MemoryReport`. `str()` is the text `polykrnl check` prints, `to_json()` its
+    `--json`.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @rowsum(%X: memref<4x8xf32>, %Y: memref<4xf32>) {
+    ...   %ii, %jj = krnl.define_loops 2
+    ...   krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 4, %jj -> %j = 0 to 8) {
+    ...     %x = krnl.load %X[%i, %j] : memref<4x8xf32>
+    ...     %y = krnl.load %Y[%i] : memref<4xf32>
+    ...     %s = arith.addf %x, %y : f32
+    ...     krnl.store %s, %Y[%i] : memref<4xf32>
+    ...   }
+    ...   return
+    ... }''')["rowsum"]
+    >>> report = pk.check(fn)
+    >>> report.verdict
+    'legal'
+    >>> [(v.loop, v.status) for v in report.loops]
+    [('i', 'parallel'), ('j', 'reduction')]
+    """
+
     function: str
     violations: tuple[Violation, ...]
     loops: tuple[LoopVerdict, ...]

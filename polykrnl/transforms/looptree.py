@@ -64,7 +64,36 @@ TreeNode = LoopNode | StmtNode
 
 @dataclass(frozen=True)
 class LoopTree:
-    """The final loop nest of a schedule (see the module docstring)."""
+    """The final loop nest of a schedule: `Schedule.loops()`.
+
+    `str()` writes the loops the way onnx-mlir's lowering would (`for %i = lb to ub
+    step s`, `// parallel`, `// unroll`, each statement with its writes and reads);
+    `to_json()` is the same as data; `loops()` lists the outermost loops.
+
+    Examples
+    --------
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> tree = pk.schedule(fn).block("i", 4).loops()
+    >>> print(tree)
+    for %i_t = 0 to %N step 4 {
+      for %i = %i_t to min(%i_t + 4, %N) {
+        S0: krnl.store X[%i] <- X[%i]
+      }
+    }
+    >>> tree.to_json()["body"][0]["loop"]
+    'i_t'
+    """
 
     function: str
     body: tuple[TreeNode, ...]

@@ -156,7 +156,37 @@ class Guard:
 
 @dataclass(frozen=True)
 class MemoryReport:
-    """Per-array memory safety of one function (see the module docstring)."""
+    """Per-array memory safety of one function: may an access leave its array?
+
+    `report.memory` of a `LegalityReport`. For each array (`arrays`, or
+    `array(name)`), one verdict for every value of the parameters: "in bounds for
+    every size", "in bounds when" a condition on the sizes holds (the condition the
+    generated kernels check before any access), or "out of bounds" with a witness (an
+    access, its iteration and the sizes where it leaves the array). Accesses the model
+    cannot bound (subscripts read from data) are listed as such.
+
+    Examples
+    --------
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> memory = pk.check(fn).memory
+    >>> print(memory)
+    memory safety of @scale:
+      X: in bounds when X.0 >= N
+        witness: S0 (krnl.load, line 5) at (i=0) reads X[0] when X.0 = 0, N = 1: ...
+    >>> memory.array("X").condition
+    'X.0 >= N'
+    """
 
     function: str
     arrays: tuple[ArraySafety, ...]

@@ -42,6 +42,25 @@ class ModuleBuilder:
 
     ``filename`` names the module in messages; it defaults to the Python file
     that creates the builder.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> mb = pk.ModuleBuilder()
+    >>> with mb.function("copy", [("A", "memref<8xf32>"), ("B", "memref<8xf32>")]) as f:
+    ...     A, B = f.args
+    ...     (ii,) = f.define_loops(1, names=("ii",))
+    ...     with f.iterate([ii], [(ii, "i", 0, 8)]) as (i,):
+    ...         f.store(f.load(A, [i], name="a"), B, [i])
+    >>> print(mb.module()["copy"].print())
+    func.func @copy(%A: memref<8xf32>, %B: memref<8xf32>) {
+      %ii = krnl.define_loops 1
+      krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+        %a = krnl.load %A[%i] : memref<8xf32>
+        krnl.store %a, %B[%i] : memref<8xf32>
+      }
+      func.return
+    }
     """
 
     def __init__(self, filename: str | None = None) -> None:

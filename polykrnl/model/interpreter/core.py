@@ -56,6 +56,23 @@ def register_call(name: str, pyfunc: Callable[..., Any]) -> Callable[..., Any]:
     those names (or ``**kwargs``). Its return value becomes the op's results
     (a tuple for several). Returns `pyfunc`, so it can serve as a decorator
     body: ``register_call("f", lambda x: ...)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @f(%A: memref<3xf32>) {
+    ...   "krnl.call"(%A) {funcName = "fill_ones", numOfOutput = 1 : si64} : (memref<3xf32>) -> ()
+    ...   return
+    ... }''')["f"]
+    >>> def fill_ones(a):
+    ...     a[:] = 1
+    >>> _ = pk.register_call("fill_ones", fill_ones)
+    >>> A = np.zeros(3, dtype=np.float32)
+    >>> pk.run_reference(fn, A=A)
+    >>> A
+    array([1., 1., 1.], dtype=float32)
     """
     if not name:
         raise ArgumentError("register_call needs a non-empty function name")

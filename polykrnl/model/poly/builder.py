@@ -734,6 +734,26 @@ def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> Pol
     UnsupportedError when the function's statements only have a meaning in the
     blocked nest (statements at tile level, krnl.get_induction_var_value of a
     tile handle, krnl.matmul).
+
+    Examples
+    --------
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> program = pk.poly_program(fn)
+    >>> program.statements
+    (<Statement S0 (krnl.store, line 7): [N, X_d0] -> { S0[i] : 0 <= i < N }>,)
+    >>> print(program.reads)
+    [N, X_d0] -> { S0[i] -> X[_a0 = i] : 0 <= i < N }
     """
     if not fn.op.body.blocks:
         raise UnsupportedError(

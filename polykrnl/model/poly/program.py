@@ -180,7 +180,35 @@ ParamSource = ValueParam | DimParam
 
 @dataclass(frozen=True, eq=False)
 class PolyProgram:
-    """The polyhedral model of one Krnl function (see the module docstring)."""
+    """The polyhedral model of one Krnl function.
+
+    Made by `pk.poly_program(fn)`. One `Statement` per memory op (`S0`, `S1`, ... in
+    program order) with its isl iteration domain and access relations; `domain`,
+    `reads`, `must_writes` and `may_writes` are their unions, `params` the isl
+    parameters (index arguments, and `A_d0` for dimension 0 of a dynamic memref
+    `%A`), `schedule` the schedule tree of the program as written. Accesses the model
+    over-approximates are may-accesses, listed with their reason by `check()`.
+
+    Examples
+    --------
+
+    >>> import polykrnl as pk
+    >>> fn = pk.parse('''
+    ... func.func @scale(%X: memref<?xf32>, %N: index) {
+    ...   %ii = krnl.define_loops 1
+    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
+    ...     %x = krnl.load %X[%i] : memref<?xf32>
+    ...     %y = arith.addf %x, %x : f32
+    ...     krnl.store %y, %X[%i] : memref<?xf32>
+    ...   }
+    ...   return
+    ... }''')["scale"]
+    >>> program = pk.poly_program(fn)
+    >>> program.params
+    ('N', 'X_d0')
+    >>> print(program.domain)
+    [N, X_d0] -> { S0[i] : 0 <= i < N }
+    """
 
     function: Function
     nest: LoopNest

@@ -13,7 +13,7 @@ taken from the violated part of the dependence with isl's ``sample``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -60,84 +60,21 @@ def check(sched: Schedule) -> LegalityReport:
 
 def _check(sched: Schedule) -> LegalityReport:
     deps = kept_dependences(sched.reference_program, sched.nest_statements).deps
-    stmts = sched.statements
-    times = statement_times(sched)
-    pairs_cache: dict[tuple[str, str], isl.UnionMap] = {}
-
-    def not_before(src: str, snk: str) -> isl.UnionMap:
-        """(a, b) with a an instance of src, b of snk, a not running before b."""
-        key = (src, snk)
-        if key not in pairs_cache:
-            pairs_cache[key] = times[src].lex_ge_union_map(times[snk])
-        return pairs_cache[key]
-
-    violations: list[Violation] = []
     paths = sched.loop_paths()
     dist = Distances(sched, deps)
-    reference = sched.reference_program
-
-    def judged(
-        d: Dependence, bad: isl.UnionMap
-    ) -> tuple[Instance, Instance, dict[str, int], Violation]:
-        """A witness of `d` among `bad`, from the surest accesses that realize one,
-        and the violation with how sure it is (its loop and reason still to set)."""
-        j = judge(reference, d, bad)
-        src, snk, params = witness(j.pairs, stmts)
-        text = condition(reference, j.accesses, src, snk, params) if j.accesses else ""
-        marks = Violation(
-            d.kind,
-            d.array,
-            src,
-            snk,
-            {},
-            {},
-            None,
-            "order",
-            None,
-            None,
-            "",
-            certainty=j.certainty,
-            condition=text,
-            approximated=j.reasons,
-        )
-        return src, snk, params, marks
-
-    def certain(v: Violation, marks: Violation) -> Violation:
-        hint = v.hint
-        if marks.certainty == "may":
-            hint = (
-                "polykrnl cannot tell whether these instances touch one element (the "
-                "statements named are approximated); " + hint
-            )
-        return replace(
-            v,
-            hint=hint,
-            certainty=marks.certainty,
-            condition=marks.condition,
-            approximated=marks.approximated,
-        )
-
-    for d in deps:
-        bad = isl.UnionMap.from_map(d.relation).intersect(not_before(d.source, d.sink))
-        if bad.is_empty():
-            continue
-        src, snk, params, marks = judged(d, bad)
-        loop = flipping_loop(sched, paths, src, snk, params)
-        violations.append(certain(violation(sched, d, src, snk, params, loop, "order"), marks))
+    violations = _order_violations(sched, deps, paths)
     loops: list[LoopVerdict] = []
     for name, path in paths.items():
         verdict, carried = loop_verdict(sched, dist, name, path)
         loops.append(verdict)
-        info = sched.loop_info[name]
-        if info.parallel and carried:
+        if sched.loop_info[name].parallel and carried:
             for d, pairs in carried:
-                src, snk, params, marks = judged(d, pairs)
+                src, snk, params, marks = _judged(sched, d, pairs)
                 reason: Literal["parallel", "reduction"] = (
                     "reduction" if d.reduction else "parallel"
                 )
-                violations.append(
-                    certain(violation(sched, d, src, snk, params, name, reason), marks)
-                )
+                found = violation(sched, d, src, snk, params, name, reason)
+                violations.append(_with_certainty(found, marks))
     bands = band_verdicts(sched, dist, paths)
     base_bands: list[BandVerdict] = []
     if violations and sched.base is not None:
@@ -160,6 +97,76 @@ def _check(sched: Schedule) -> LegalityReport:
         sched.reference_note,
         approximations,
         memory_report(sched.program),
+    )
+
+
+def _order_violations(
+    sched: Schedule, deps: Sequence[Dependence], paths: Mapping[str, tuple[str, ...]]
+) -> list[Violation]:
+    """A witness for each dependence the schedule reverses (its sink runs first)."""
+    times = statement_times(sched)
+    pairs_cache: dict[tuple[str, str], isl.UnionMap] = {}
+
+    def not_before(src: str, snk: str) -> isl.UnionMap:
+        """(a, b) with a an instance of src, b of snk, a not running before b."""
+        key = (src, snk)
+        if key not in pairs_cache:
+            pairs_cache[key] = times[src].lex_ge_union_map(times[snk])
+        return pairs_cache[key]
+
+    out: list[Violation] = []
+    for d in deps:
+        bad = isl.UnionMap.from_map(d.relation).intersect(not_before(d.source, d.sink))
+        if bad.is_empty():
+            continue
+        src, snk, params, marks = _judged(sched, d, bad)
+        loop = flipping_loop(sched, paths, src, snk, params)
+        out.append(_with_certainty(violation(sched, d, src, snk, params, loop, "order"), marks))
+    return out
+
+
+def _judged(
+    sched: Schedule, d: Dependence, bad: isl.UnionMap
+) -> tuple[Instance, Instance, dict[str, int], Violation]:
+    """A witness of `d` among `bad`, from the surest accesses that realize one, and the
+    violation with how sure it is (its loop and reason still to set)."""
+    reference = sched.reference_program
+    j = judge(reference, d, bad)
+    src, snk, params = witness(j.pairs, sched.statements)
+    text = condition(reference, j.accesses, src, snk, params) if j.accesses else ""
+    marks = Violation(
+        d.kind,
+        d.array,
+        src,
+        snk,
+        {},
+        {},
+        None,
+        "order",
+        None,
+        None,
+        "",
+        certainty=j.certainty,
+        condition=text,
+        approximated=j.reasons,
+    )
+    return src, snk, params, marks
+
+
+def _with_certainty(v: Violation, marks: Violation) -> Violation:
+    """`v` with how sure it is (from `marks`), and a hint that says so when unsure."""
+    hint = v.hint
+    if marks.certainty == "may":
+        hint = (
+            "polykrnl cannot tell whether these instances touch one element (the "
+            "statements named are approximated); " + hint
+        )
+    return replace(
+        v,
+        hint=hint,
+        certainty=marks.certainty,
+        condition=marks.condition,
+        approximated=marks.approximated,
     )
 
 

@@ -371,12 +371,34 @@ class StatementWriter:
         """Emit `op` (its operands first), binding its results."""
         if all(r in self.env for r in op.results) and op.results:
             return
-        n = op.name
         if self.st.form.refuses(op):
             raise self.unsupported(
-                f"{n} has no {self.st.form.label} translation yet",
+                f"{op.name} has no {self.st.form.label} translation yet",
                 "use the NumPy target (emit numpy)",
             )
+        if self._element_op(op):
+            return
+        if self.vec and not _vector_op(op):
+            raise NotVectorizable(f"{op.name} in the loop body")
+        if self._memory_op(op) or self._structure_op(op):
+            return
+        if (found := memory_call(op, self.value)) is not None:
+            helper, call_expr = found
+            self.st.helpers.update((helper, *NEEDS.get(helper, ())))
+            if isinstance(op, vector.TransferReadOp | vector.MaskedLoadOp):
+                self.bind(op.results[0], call_expr)
+            else:
+                self.out.append(ast.Expr(call_expr))
+        elif numpy_ops.supported(op) or numpy_ops.supported_lanes(op):
+            self._computed(op)
+        else:
+            raise self.unsupported(
+                f"{op.name} has no NumPy translation yet",
+                "run it with pk.run_reference (the interpreter supports it)",
+            )
+
+    def _element_op(self, op: Operation) -> bool:
+        """A load or store of one element (krnl, memref, affine); False for other ops."""
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
             subs = self.checked(op, op.operands[0], [self.value(x) for x in op.operands[1:]])
@@ -402,9 +424,13 @@ class StatementWriter:
                 self.bind(op.results[0], self.read(mem, subs))
             else:
                 self.write_to(mem, subs, self.value(op.value))
-        elif self.vec and not _vector_op(op):
-            raise NotVectorizable(f"{n} in the loop body")
-        elif isinstance(op, vector.LoadOp):
+        else:
+            return False
+        return True
+
+    def _memory_op(self, op: Operation) -> bool:
+        """Vector runs, whole buffers, sequences, allocations; False for other ops."""
+        if isinstance(op, vector.LoadOp):
             mem, *subs = (self.value(x) for x in op.operands)
             subs = self.checked(op, op.operands[0], subs)
             window = ast.Subscript(mem, self.run(op, subs), ast.Load())
@@ -449,7 +475,13 @@ class StatementWriter:
             self.alloc(op, t)
         elif isinstance(op, memref.DeallocOp):
             pass  # NumPy frees the array when the last reference goes
-        elif isinstance(op, k.GetInductionVarValueOp):
+        else:
+            return False
+        return True
+
+    def _structure_op(self, op: Operation) -> bool:
+        """Loops, branches, scopes, the recipe and calls; False for other ops."""
+        if isinstance(op, k.GetInductionVarValueOp):
             self.value(op.results[0])
         elif isinstance(op, scf.ForOp | affine.ForOp):
             self.loop_op(op)
@@ -477,38 +509,31 @@ class StatementWriter:
                 locals_ = self.result_locals(op)
                 targets = ast.Tuple([store(x) for x in locals_], ast.Store())
                 self.out.append(ast.Assign([targets], e))
-        elif (found := memory_call(op, self.value)) is not None:
-            helper, call_expr = found
-            self.st.helpers.update((helper, *NEEDS.get(helper, ())))
-            if isinstance(op, vector.TransferReadOp | vector.MaskedLoadOp):
-                self.bind(op.results[0], call_expr)
-            else:
-                self.out.append(ast.Expr(call_expr))
-        elif numpy_ops.supported(op) or numpy_ops.supported_lanes(op):
-            # Vector values (lanes) only reach here in scalar loops (see above).
-            args = [self.value(x) for x in op.operands]
-            added: set[str] = set()
-            exprs = numpy_ops.emit_lanes(op, args, added)
-            if self.st.form.compiled:
-                missing = sorted(added - NUMBA_HELPERS.keys())
-                if missing:
-                    raise self.unsupported(
-                        f"{n} ({', '.join(str(r.type) for r in op.results)}) has no Numba "
-                        "translation yet",
-                        "use the NumPy target (emit numpy)",
-                    )
-                exprs = [numba_typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
-            self.st.helpers |= added
-            for r, x in zip(op.results, exprs, strict=True):
-                if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
-                    self.env[r] = x
-                else:
-                    self.bind(r, x)
         else:
-            raise self.unsupported(
-                f"{n} has no NumPy translation yet",
-                "run it with pk.run_reference (the interpreter supports it)",
-            )
+            return False
+        return True
+
+    def _computed(self, op: Operation) -> None:
+        """A value from the NUMPY op table (vector values, as lanes, only reach here in
+        scalar loops)."""
+        args = [self.value(x) for x in op.operands]
+        added: set[str] = set()
+        exprs = numpy_ops.emit_lanes(op, args, added)
+        if self.st.form.compiled:
+            missing = sorted(added - NUMBA_HELPERS.keys())
+            if missing:
+                raise self.unsupported(
+                    f"{op.name} ({', '.join(str(r.type) for r in op.results)}) has no "
+                    f"{self.st.form.label} translation yet",
+                    "use the NumPy target (emit numpy)",
+                )
+            exprs = [numba_typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
+        self.st.helpers |= added
+        for r, x in zip(op.results, exprs, strict=True):
+            if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
+                self.env[r] = x
+            else:
+                self.bind(r, x)
 
     # -- ops with regions (inside one statement): nested Python code
     def result_locals(self, op: Operation) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import islpy as isl
 from xdsl.dialects import func
@@ -64,6 +64,16 @@ class Site:
     """Where a value is defined: the loops of the defining statement's dimensions."""
 
     loops: tuple[Loop, ...]
+
+
+class OnBuffer(NamedTuple):
+    """An access of a memref, as an access of the buffer behind its views."""
+
+    array: str
+    subs: Sequence[str | None] | None
+    may: bool
+    region: Sequence[tuple[str, str]] | None
+    why: str | None
 
 
 class ProgramBuilder:
@@ -551,37 +561,10 @@ class ProgramBuilder:
             region: Sequence[tuple[str, str]] | None = None,
             why: str | None = None,
         ) -> None:
-            found = self.array(v, op)
+            found = self.onto_buffer(v, subs, may, op, region, why, expr)
             if found is None:
                 return
-            arr, aliased = found
-            mapped = (
-                through_views(v, cast(list[str], subs), expr)
-                if aliased and region is None and subs is not None and None not in subs
-                else None
-            )
-            if mapped is not None and mapped.subs is not None:
-                subs = mapped.subs
-                if mapped.span > 1:
-                    # Each element is `span` elements (bytes) of the buffer behind.
-                    last = len(subs) - 1
-                    region = [
-                        ("", f"_a{d} = {x}" if d < last else f"{x} <= _a{d} < {x} + {mapped.span}")
-                        for d, x in enumerate(subs)
-                    ]
-                    subs = None
-            elif aliased and region is not None and subs is None:
-                exact = region_through_views(v, region, expr)
-                if exact is not None:
-                    region = exact  # the view's box, mapped onto the buffer behind
-                else:
-                    subs, region, may = None, None, True
-                    why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
-            elif aliased:
-                subs, region, may = None, None, True
-                why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
-                if mapped is not None:
-                    why += f" ({mapped.blocker} has no exact map to it)"
+            arr, subs, may, region, why = found
             access(arr, subs, write, may, op, region, why)
 
         def import_value(v: SSAValue, op: Operation) -> None:
@@ -656,6 +639,52 @@ class ProgramBuilder:
         )
         self.statements.append(stmt)
         return PStmt(name)
+
+    def onto_buffer(
+        self,
+        v: SSAValue,
+        subs: Sequence[str | None] | None,
+        may: bool,
+        op: Operation,
+        region: Sequence[tuple[str, str]] | None,
+        why: str | None,
+        expr: Expr,
+    ) -> OnBuffer | None:
+        """An access of memref `v` as an access of the buffer behind its views: the array,
+        the subscripts or region there, whether it becomes a may-access, and why (None: `v`
+        is no array of the model)."""
+        found = self.array(v, op)
+        if found is None:
+            return None
+        arr, aliased = found
+        mapped = (
+            through_views(v, cast(list[str], subs), expr)
+            if aliased and region is None and subs is not None and None not in subs
+            else None
+        )
+        if mapped is not None and mapped.subs is not None:
+            subs = mapped.subs
+            if mapped.span > 1:
+                # Each element is `span` elements (bytes) of the buffer behind.
+                last = len(subs) - 1
+                region = [
+                    ("", f"_a{d} = {x}" if d < last else f"{x} <= _a{d} < {x} + {mapped.span}")
+                    for d, x in enumerate(subs)
+                ]
+                subs = None
+        elif aliased and region is not None and subs is None:
+            exact = region_through_views(v, region, expr)
+            if exact is not None:
+                region = exact  # the view's box, mapped onto the buffer behind
+            else:
+                subs, region, may = None, None, True
+                why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+        elif aliased:
+            subs, region, may = None, None, True
+            why = f"{op.name} reaches {arr} through a view ({self.vname(v)}): any element"
+            if mapped is not None:
+                why += f" ({mapped.blocker} has no exact map to it)"
+        return OnBuffer(arr, subs, may, region, why)
 
     def is_imported(self, v: SSAValue, op: Operation, inside: set[Operation]) -> bool:
         """Whether `v`, used by `op`, is a value another statement computes."""

@@ -596,28 +596,9 @@ class ProgramBuilder:
             for v in iterate.iter_inits:
                 if self.is_imported(v, anchor, inside):
                     import_value(v, anchor)
-            for a in iterate.iter_args:
-                vname = self.define_virtual(a, site, self.vname(a))
-                exports.append((a, vname))
-                accesses.append(poly.virtual_access(name, vname, site, True, anchor))
-        if kind == "yield":
-            assert iterate is not None
-            init_site = self.virtual[iterate.iter_args[0]][1]
-            for a, r in zip(iterate.iter_args, iterate.results, strict=True):
-                vname = self.virtual[a][0]
-                self.virtual[r] = (vname, init_site)
-                exports.append((a, vname))
-                accesses.append(poly.virtual_access(name, vname, init_site, True, anchor))
-        if kind == "value" or kind == "op":
-            for r in anchor.results:
-                if (
-                    any(u.operation not in inside for u in r.uses)
-                    and not isinstance(r.type, MemRefType)
-                    and (kind == "op" or self.memory_dependent(anchor))
-                ):
-                    vname = self.define_virtual(r, site, self.vname(r))
-                    exports.append((r, vname))
-                    accesses.append(poly.virtual_access(name, vname, site, True, anchor))
+        for v, vname, def_site in self.exported(kind, anchor, iterate, site, inside):
+            exports.append((v, vname))
+            accesses.append(poly.virtual_access(name, vname, def_site, True, anchor))
         stmt = Statement(
             name,
             kind,
@@ -639,6 +620,39 @@ class ProgramBuilder:
         )
         self.statements.append(stmt)
         return PStmt(name)
+
+    def exported(
+        self,
+        kind: StatementKind,
+        anchor: Operation,
+        iterate: k.IterateOp | None,
+        site: Site,
+        inside: set[Operation],
+    ) -> list[tuple[SSAValue, str, Site]]:
+        """The values a statement stores into virtual arrays for later statements: each
+        value, its array and the site whose iterations index it (iter_args at an init,
+        an iterate's results at its yield, a value used outside its statement)."""
+        out: list[tuple[SSAValue, str, Site]] = []
+        if kind == "init":
+            assert iterate is not None
+            for a in iterate.iter_args:
+                out.append((a, self.define_virtual(a, site, self.vname(a)), site))
+        if kind == "yield":
+            assert iterate is not None
+            init_site = self.virtual[iterate.iter_args[0]][1]
+            for a, r in zip(iterate.iter_args, iterate.results, strict=True):
+                vname = self.virtual[a][0]
+                self.virtual[r] = (vname, init_site)
+                out.append((a, vname, init_site))
+        if kind == "value" or kind == "op":
+            for r in anchor.results:
+                if (
+                    any(u.operation not in inside for u in r.uses)
+                    and not isinstance(r.type, MemRefType)
+                    and (kind == "op" or self.memory_dependent(anchor))
+                ):
+                    out.append((r, self.define_virtual(r, site, self.vname(r)), site))
+        return out
 
     def onto_buffer(
         self,

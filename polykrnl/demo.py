@@ -131,13 +131,11 @@ def _best(run: Callable[[], object], reps: int = 20) -> float:
 _SKEW = re.compile(r"skew\('(\w+)', '(\w+)', (-?\d+)\)")
 
 
-def run_demo(out: TextIO) -> int:
-    """Print the tour; returns the exit status (1 if a check fails)."""
+def _matmul_tour(out: TextIO, rng: np.random.Generator) -> list[tuple[str, bool]]:
+    """A tiled matmul: its loops, legality, kernel and times, against the interpreter."""
     import polykrnl as pk
 
     checks: list[tuple[str, bool]] = []
-    rng = np.random.default_rng(0)
-
     # 1. tiled matmul
     _section(out, "1. a tiled matmul in Krnl")
     out.write(TILED_MATMUL)
@@ -189,7 +187,14 @@ def run_demo(out: TextIO) -> int:
             err == 0 if kernel.exact else err < 1e-4,
         )
     )
+    return checks
 
+
+def _stencil_tour(out: TextIO, rng: np.random.Generator) -> list[tuple[str, bool]]:
+    """A stencil: the rectangular tiling refused, the suggested skew, the legal tiling."""
+    import polykrnl as pk
+
+    checks: list[tuple[str, bool]] = []
     # 2. stencil: illegal tiling, skew, legal tiling
     _section(out, "2. a stencil: jacobi-1d with a time loop")
     out.write(STENCIL)
@@ -252,7 +257,14 @@ def run_demo(out: TextIO) -> int:
         f"{'bit for bit' if err_s == 0 else 'differs'})\n"
     )
     checks.append(("the tiled stencil matches the reference", err_s == 0))
+    return checks
 
+
+def _pto_tour(out: TextIO, rng: np.random.Generator) -> list[tuple[str, bool]]:
+    """A row softmax on the PTO tile ISA: the C++, the tmp sizes, the simulation."""
+    import polykrnl as pk
+
+    checks: list[tuple[str, bool]] = []
     # 3. PTO
     _section(out, "3. a row softmax on the PTO tile ISA (Ascend A2/A3)")
     out.write(SOFTMAX)
@@ -276,7 +288,17 @@ def run_demo(out: TextIO) -> int:
         f"max |error| vs the reference {err_p:.1e}\n"
     )
     checks.append(("the PTO simulation matches the reference", err_p < 1e-6))
+    return checks
 
+
+def run_demo(out: TextIO) -> int:
+    """Print the tour; returns the exit status (1 if a check fails)."""
+    rng = np.random.default_rng(0)
+    checks = [
+        *_matmul_tour(out, rng),
+        *_stencil_tour(out, rng),
+        *_pto_tour(out, rng),
+    ]
     _section(out, "checks")
     for what, ok in checks:
         out.write(f"    {'ok    ' if ok else 'FAILED'} {what}\n")

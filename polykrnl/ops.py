@@ -18,7 +18,8 @@ from xdsl.ir import Operation
 # The stages' op tables fill as their modules load.
 import polykrnl.codegen.numpy_ops
 import polykrnl.model.interpreter
-import polykrnl.model.poly  # noqa: F401
+import polykrnl.model.poly
+import polykrnl.targets.mlir.ops  # noqa: F401
 from polykrnl.codegen.structural_ops import STRUCTURAL_OPS
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
@@ -77,7 +78,7 @@ class SupportTable:
 
 
 #: the stages in pipeline order (the columns of the table)
-_PIPELINE = ("interpret", "poly", "numpy")
+_PIPELINE = ("interpret", "poly", "numpy", "mlir")
 
 
 def supported_ops() -> SupportTable:

@@ -28,6 +28,8 @@ from polykrnl.display import code, display_box, highlight, preformatted, section
 from polykrnl.errors import ScheduleError
 from polykrnl.model.ir import Function
 from polykrnl.model.poly.budget import bounded
+from polykrnl.targets.mlir import MlirKernel
+from polykrnl.targets.mlir import to_mlir as mlir_kernel
 from polykrnl.tiles.kernel import PtoKernel
 from polykrnl.tiles.kernel import to_pto as pto_kernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
@@ -203,6 +205,28 @@ class Schedule(core.Schedule):
     def _numba_kernels(self) -> dict[tuple[bool, bool | None, bool, bool], NumbaKernel]:
         return {}
 
+    @bounded("MLIR code generation")
+    def to_mlir(self, *, parallel: bool = True, check_bounds: bool = True) -> MlirKernel:
+        """This schedule as standard MLIR (``.source``), run natively with LLVM 19's tools.
+
+        The loops follow the schedule exactly (scf.for; tiles, permutation); a
+        krnl.parallel loop that legality proves parallel is an scf.parallel, run on
+        OpenMP threads where LLVM's libomp is installed (`parallel=False`: sequential).
+        The first call compiles the kernel (cached on disk by its source). Every call
+        refuses sizes for which an access would leave its array (`check_bounds`).
+        """
+        key = (parallel, check_bounds)
+        found = self._mlir_kernels.get(key)
+        if found is None:
+            found = self._mlir_kernels[key] = mlir_kernel(
+                self, parallel=parallel, check_bounds=check_bounds
+            )
+        return found
+
+    @cached_property
+    def _mlir_kernels(self) -> dict[tuple[bool, bool], MlirKernel]:
+        return {}
+
     @bounded("PTO code generation")
     def to_pto(
         self,
@@ -275,21 +299,26 @@ def compile_function(
     reassociate: bool = True,
     parallel: bool | None = None,
     check_bounds: bool = True,
-) -> NumpyKernel | NumbaKernel:
+) -> NumpyKernel | NumbaKernel | MlirKernel:
     """The kernel of `fn` after its Krnl recipe: ``pk.compile(fn, target="numpy")``
-    (the options are those of Schedule.to_numpy) or ``target="numba"`` (scalar loops
-    compiled by Numba). `parallel` defaults to the target's default: krnl.parallel
-    loops on Python threads only when asked for NumPy (a thread pool pays only for
+    (the options are those of Schedule.to_numpy), ``target="numba"`` (scalar loops
+    compiled by Numba) or ``target="mlir"`` (standard MLIR run natively). `parallel`
+    defaults to the target's default: krnl.parallel loops on Python threads only when
+    asked for NumPy (a thread pool pays only for
     long iterations), as prange for Numba. Every kernel refuses arrays that do not fit
     its accesses (``pk.BoundsError``) unless `check_bounds=False`."""
     if target == "numba":
         return schedule(fn, force=force).to_numba(
             parallel=parallel is not False, check_bounds=check_bounds
         )
+    if target == "mlir":
+        return schedule(fn, force=force).to_mlir(
+            parallel=parallel is not False, check_bounds=check_bounds
+        )
     if target != "numpy":
         raise ScheduleError(
             f"unknown target {target!r}",
-            hint="target='numpy' or 'numba' (PTO kernels: sched.to_pto(arch=...))",
+            hint="target='numpy', 'numba' or 'mlir' (PTO kernels: sched.to_pto(arch=...))",
         )
     return schedule(fn, force=force).to_numpy(
         vectorize=vectorize,

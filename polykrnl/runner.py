@@ -59,6 +59,7 @@ from polykrnl.model.poly import DimParam, poly_program
 if TYPE_CHECKING:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.numba_kernel import NumbaKernel
+    from polykrnl.targets.mlir import MlirKernel
 
 DEFAULT_SIZE = 16
 
@@ -594,10 +595,17 @@ def _run_reference(
     return _results(result), time.perf_counter() - start
 
 
+#: the name of each kernel class's target in messages
+_LABELS = {"NumpyKernel": "NumPy", "NumbaKernel": "Numba", "MlirKernel": "MLIR"}
+
+
 def _run_kernel(
-    kernel: NumpyKernel | NumbaKernel, fn: Function, inputs: dict[str, Any], out: TextIO
+    kernel: NumpyKernel | NumbaKernel | MlirKernel,
+    fn: Function,
+    inputs: dict[str, Any],
+    out: TextIO,
 ) -> tuple[tuple[Any, ...], float]:
-    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
+    target = _LABELS.get(kernel.__class__.__name__, "generated")
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out):
@@ -617,7 +625,7 @@ def _run_kernel(
 
 def _compile(
     fn: Function, parallel: bool = False, target: str = "numpy"
-) -> tuple[NumpyKernel | NumbaKernel, float, float]:
+) -> tuple[NumpyKernel | NumbaKernel | MlirKernel, float, float]:
     """The kernel of `fn` after its recipe; the schedule and codegen times."""
     from polykrnl.pipeline import schedule
 
@@ -625,9 +633,13 @@ def _compile(
         start = time.perf_counter()
         sched = schedule(fn)
         middle = time.perf_counter()
-        kernel: NumpyKernel | NumbaKernel = (
-            sched.to_numba() if target == "numba" else sched.to_numpy(parallel=parallel)
-        )
+        kernel: NumpyKernel | NumbaKernel | MlirKernel
+        if target == "numba":
+            kernel = sched.to_numba()
+        elif target == "mlir":
+            kernel = sched.to_mlir()
+        else:
+            kernel = sched.to_numpy(parallel=parallel)
     except UnsupportedError as e:  # the interpreter runs more than the generator translates
         raise UnsupportedError(
             e.message,
@@ -686,7 +698,7 @@ def run_cli(
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.
     compiled = None if reference else _compile(fn, parallel, target)
-    label = "Numba" if target == "numba" else "NumPy"
+    label = {"numba": "Numba", "mlir": "MLIR"}.get(target, "NumPy")
     what = (
         "reference interpreter"
         if compiled is None
@@ -713,6 +725,15 @@ def run_cli(
         assert isinstance(kernel, NumbaKernel)
         # Numba compiles for the arguments' types: timed here, apart from the run.
         jit = f", Numba compilation {_seconds(kernel.compile(**inputs))}"
+    if target == "mlir":
+        from polykrnl.targets.mlir import MlirKernel
+
+        assert isinstance(kernel, MlirKernel)
+        start = time.perf_counter()
+        kernel.library_path  # noqa: B018  (compiles with LLVM's tools, or finds it cached)
+        jit = f", native compilation {_seconds(time.perf_counter() - start)}"
+        for note in kernel.notes:
+            out.write(f"  note: {note}\n")
     out.write(
         f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
         f"{label} code generation {_seconds(t_codegen)}{jit})"

@@ -1,0 +1,1 @@
+"""Code generators that are packages of their own: one per target (``mlir/``)."""

@@ -18,12 +18,12 @@ from xdsl.ir import Operation
 # The stages' op tables fill as their modules load.
 import polykrnl.codegen.numpy_ops
 import polykrnl.model.interpreter
-import polykrnl.model.poly
-import polykrnl.targets.mlir.ops  # noqa: F401
+import polykrnl.model.poly  # noqa: F401
 from polykrnl.codegen.structural_ops import STRUCTURAL_OPS
 from polykrnl.display import html_table
 from polykrnl.model.parser import context
 from polykrnl.model.registry import TABLES
+from polykrnl.targets.mlir.ops import STRUCTURAL as MLIR_STRUCTURAL
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def supported_ops() -> SupportTable:
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
     tables = sorted(TABLES, key=lambda t: _PIPELINE.index(t.stage))
     stages = tuple(t.stage for t in tables)
-    structural = {"numpy": frozenset(STRUCTURAL_OPS)}
+    structural = {"numpy": frozenset(STRUCTURAL_OPS), "mlir": MLIR_STRUCTURAL}
     rows = tuple(
         OpSupport(
             op.name,

@@ -18,7 +18,7 @@ def test_every_op_that_parses_has_a_row() -> None:
     names = {r.name for r in table.rows}
     parsed = {op.name for op in context().loaded_ops if not op.name.startswith("builtin.")}
     assert names == parsed
-    assert table.stages == ("interpret", "poly", "numpy")
+    assert table.stages == ("interpret", "poly", "numpy", "mlir")
 
 
 def test_rows_agree_with_what_the_stages_do() -> None:
@@ -65,8 +65,10 @@ def test_cli_prints_the_table() -> None:
     code, out, _ = _cli("ops", "--dialect", "arith")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy"]
-    assert any(line.split()[:5] == ["arith.remf", "yes", "yes", "yes", "yes"] for line in lines)
+    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy", "mlir"]
+    assert any(
+        line.split()[:6] == ["arith.remf", "yes", "yes", "yes", "yes", "yes"] for line in lines
+    )
     assert lines[-1].startswith(f"{len(lines) - 2} ops parse")
 
 

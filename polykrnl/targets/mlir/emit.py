@@ -62,7 +62,11 @@ def unsupported(
 
 def missing(op: Operation, location: SourceLocation | None) -> Exception:
     """The refusal of an op the MLIR op table has no entry for."""
-    return unsupported(f"`{op.name}` has no MLIR-target translation yet", location)
+    return unsupported(
+        f"`{op.name}` has no MLIR-target translation yet",
+        location,
+        f"{MLIR.hint} (`polykrnl ops` lists what each stage supports)",
+    )
 
 
 @dataclass

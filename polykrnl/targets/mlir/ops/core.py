@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from xdsl.dialects import func
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from polykrnl.errors import UnsupportedError
+from polykrnl.model import dialect as k
 from polykrnl.model.registry import OpTable
 from polykrnl.targets.mlir.writer import MlirWriter
 
@@ -45,6 +47,13 @@ MLIR: OpTable[Emitter] = OpTable(
     "mlir",
     "the MLIR target",
     "run it with the NumPy target (`--target numpy`) or pk.run_reference",
+)
+
+
+#: Ops the target writes by their structure, not through the table: the loops and their
+#: values (isl's AST), the function and its return (emit.py).
+STRUCTURAL: frozenset[type[Operation]] = frozenset(
+    {k.IterateOp, k.YieldOp, k.GetInductionVarValueOp, func.FuncOp, func.ReturnOp}
 )
 
 

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "polykrnl"
 # Order of the pipeline: a module in stage k may import stages 0..k only. `display`
 # (HTML/LaTeX helpers of the rich displays) comes right after errors: every stage may use it.
-STAGES = ("errors", "display", "model", "transforms", "codegen", "tiles", "viz")
+STAGES = ("errors", "display", "model", "transforms", "codegen", "tiles", "targets", "viz")
 
 
 def _stage(module: str) -> int | None:

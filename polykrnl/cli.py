@@ -204,6 +204,19 @@ def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _emit(out, args.output, text, ", ".join(k.entry for k in kernels))
 
 
+def _cmd_emit_mlir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from polykrnl.model.parser import load
+    from polykrnl.model.verifier import verify
+    from polykrnl.pipeline import schedule
+    from polykrnl.runner import choose_function
+
+    module = load(args.file)
+    verify(module)
+    fn = choose_function(module, args.func, question="which one should be emitted?")
+    kernel = schedule(fn).to_mlir(parallel=not args.sequential)
+    return _emit(out, args.output, kernel.source, f"@{kernel.symbol}")
+
+
 def _emit(out: TextIO, output: str | None, text: str, what: str) -> int:
     """`text` to standard output, or to the file `output` (then say `wrote OUT: what`)."""
     if output is None:
@@ -355,6 +368,7 @@ _HANDLERS: dict[str, Handler] = {
     "trace": _cmd_trace,
     "emit numpy": _cmd_emit_numpy,
     "emit numba": _cmd_emit_numba,
+    "emit mlir": _cmd_emit_mlir,
     "emit pto": _cmd_emit_pto,
     "run": _cmd_run,
     "ops": _cmd_ops,

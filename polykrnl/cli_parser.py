@@ -226,6 +226,22 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     tp.set_defaults(handler=handlers["emit numba"])
     tp = _verb(
         targets,
+        "mlir",
+        "standard MLIR (scf, arith, math, memref) that mlir-opt accepts: the loops in the "
+        "schedule's order, krnl.parallel loops that legality proves parallel as scf.parallel",
+    )
+    tp.add_argument("file", help=_FILE)
+    tp.add_argument("--func", help="the function to emit (needed when the file defines several)")
+    tp.add_argument(
+        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
+    )
+    tp.add_argument(
+        "--sequential", action="store_true", help="krnl.parallel loops as plain scf.for loops"
+    )
+    _add_time_limit(tp)
+    tp.set_defaults(handler=handlers["emit mlir"])
+    tp = _verb(
+        targets,
         "pto",
         "C++ for the PTO tile ISA (Ascend): tiles, TLOAD/TSTORE and vector/cube "
         "instructions, with the tmp tiles' sizes in a comment (formulas, and bytes for the "
@@ -294,10 +310,11 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     sp.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     sp.add_argument(
         "--target",
-        choices=("numpy", "numba"),
+        choices=("numpy", "numba", "mlir"),
         default="numpy",
-        help="the generated kernel to run: NumPy (default) or Numba (needs polykrnl[numba]; "
-        "krnl.parallel loops that legality proves parallel run on Numba's threads)",
+        help="the generated kernel to run: NumPy (default), Numba (needs polykrnl[numba]; "
+        "krnl.parallel loops that legality proves parallel run on Numba's threads) or MLIR "
+        "(standard MLIR compiled natively; needs mlir-opt-19, mlir-translate-19, clang-19)",
     )
     sp.add_argument(
         "--input",

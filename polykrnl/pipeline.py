@@ -27,6 +27,7 @@ from polykrnl.display import code, display_box, highlight, preformatted, section
 from polykrnl.errors import ScheduleError, UnsupportedError
 from polykrnl.model.ir import Function
 from polykrnl.model.poly.budget import bounded
+from polykrnl.targets.mlir import MlirKernel
 from polykrnl.tiles.kernel import PtoKernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
 from polykrnl.transforms.legality_report import LegalityReport
@@ -423,6 +424,18 @@ class Schedule(core.Schedule):
             ),
         )
 
+    @bounded("MLIR code generation")
+    def to_mlir(self, *, parallel: bool = True, check_bounds: bool = True) -> MlirKernel:
+        """This schedule as standard MLIR (``.source``), run natively with LLVM 19's tools.
+
+        The loops follow the schedule exactly (scf.for; tiles, permutation); a
+        krnl.parallel loop that legality proves parallel is an scf.parallel, run on
+        OpenMP threads where LLVM's libomp is installed (`parallel=False`: sequential).
+        The first call compiles the kernel (cached on disk by its source). Every call
+        refuses sizes for which an access would leave its array (`check_bounds`).
+        """
+        return cast(MlirKernel, self.kernel("mlir", parallel=parallel, check_bounds=check_bounds))
+
     @bounded("PTO code generation")
     def to_pto(
         self,
@@ -623,8 +636,9 @@ def compile_function(
 ) -> Any:
     """The kernel of `fn` after its Krnl recipe for the target named `target`:
     ``pk.compile(fn)`` (NumPy, the options of Schedule.to_numpy), ``target="numba"``
-    (scalar loops compiled by Numba), ``target="pto"`` (``arch=...``); the names are those
-    of :data:`polykrnl.targets.TARGETS`. An option left out takes the target's default
+    (scalar loops compiled by Numba), ``target="mlir"`` (standard MLIR run natively),
+    ``target="pto"`` (``arch=...``); the names are those of
+    :data:`polykrnl.targets.TARGETS`. An option left out takes the target's default
     (krnl.parallel loops run on threads by default in Numba, only when asked in NumPy).
     Every kernel refuses arrays that do not fit its accesses (``pk.BoundsError``) unless
     `check_bounds=False`.

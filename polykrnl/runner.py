@@ -59,6 +59,7 @@ from polykrnl.model.poly import DimParam, poly_program
 if TYPE_CHECKING:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.numba_kernel import NumbaKernel
+    from polykrnl.targets.mlir import MlirKernel
 
 DEFAULT_SIZE = 16
 
@@ -595,9 +596,12 @@ def _run_reference(
 
 
 def _run_kernel(
-    kernel: NumpyKernel | NumbaKernel, fn: Function, inputs: dict[str, Any], out: TextIO
+    kernel: NumpyKernel | NumbaKernel | MlirKernel,
+    fn: Function,
+    inputs: dict[str, Any],
+    out: TextIO,
+    target: str = "generated",
 ) -> tuple[tuple[Any, ...], float]:
-    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out):
@@ -617,7 +621,7 @@ def _run_kernel(
 
 def _compile(
     fn: Function, parallel: bool = False, target: str = "numpy"
-) -> tuple[NumpyKernel | NumbaKernel, float, float]:
+) -> tuple[NumpyKernel | NumbaKernel | MlirKernel, float, float]:
     """The kernel of `fn` after its recipe; the schedule and codegen times."""
     from polykrnl.pipeline import schedule
 
@@ -626,7 +630,7 @@ def _compile(
         sched = schedule(fn)
         middle = time.perf_counter()
         # Threads only when asked: NumPy's default is none, Numba's already prange.
-        kernel: NumpyKernel | NumbaKernel = sched.kernel(
+        kernel: NumpyKernel | NumbaKernel | MlirKernel = sched.kernel(
             target, **({"parallel": True} if parallel else {})
         )
     except UnsupportedError as e:  # the interpreter runs more than the generator translates
@@ -715,6 +719,8 @@ def run_cli(
         # A kernel compiled for its arguments' types (Numba's): timed here, apart from
         # the run.
         jit = f", {label} compilation {_seconds(compile_for(**inputs))}"
+    for note in getattr(kernel, "notes", ()):
+        out.write(f"  note: {note}\n")
     out.write(
         f"  compiled in {_seconds(t_schedule + t_codegen)} (schedule {_seconds(t_schedule)}, "
         f"{label} code generation {_seconds(t_codegen)}{jit})"
@@ -726,14 +732,14 @@ def run_cli(
         + "\n"
     )
     if not verify:
-        results, elapsed = _run_kernel(kernel, fn, inputs, out)
+        results, elapsed = _run_kernel(kernel, fn, inputs, out, label)
         out.write(f"  ran in {_seconds(elapsed)}\n")
         _write_outputs(out, before, inputs, results)
         return 0
     expected = copy.deepcopy(inputs)
     ref_results, ref_elapsed = _run_reference(module, fn, expected, out)
     try:
-        results, elapsed = _run_kernel(kernel, fn, inputs, out)
+        results, elapsed = _run_kernel(kernel, fn, inputs, out, label)
     except InterpretError as e:
         out.write(f"  reference interpreter ran in {_seconds(ref_elapsed)}\n")
         out.write(f"  verify: FAILED: {e.message}\n")

@@ -19,7 +19,7 @@ def test_every_op_that_parses_has_a_row() -> None:
     parsed = {op.name for op in context().loaded_ops if not op.name.startswith("builtin.")}
     assert names == parsed
     # the two analyses, then one column per code generation target
-    assert table.stages == ("interpret", "poly", "numpy", "numba", "pto")
+    assert table.stages == ("interpret", "poly", "numpy", "numba", "pto", "mlir")
 
 
 def test_rows_agree_with_what_the_stages_do() -> None:
@@ -66,7 +66,7 @@ def test_cli_prints_the_table() -> None:
     code, out, _ = _cli("ops", "--dialect", "arith")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy", "numba", "pto"]
+    assert lines[0].split() == ["op", "parse", "interpret", "poly", "numpy", "numba", "pto", "mlir"]
     assert any(line.split()[:5] == ["arith.remf", "yes", "yes", "yes", "yes"] for line in lines)
     assert lines[-1].startswith(f"{len(lines) - 2} ops parse")
 

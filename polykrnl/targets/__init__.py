@@ -2,18 +2,19 @@
 
 A target turns a :class:`~polykrnl.transforms.core.Schedule` into a kernel: NumPy
 (vectorized Python), Numba (scalar loops compiled by Numba), PTO (C++ for the Ascend tile
-ISA, with a NumPy model). Each says which op classes it translates (`supports`, from its
-own op table), whether it can run on this machine (`missing`: a dependency), and builds
-kernels (`build`). `pk.compile(fn, target=...)`, `polykrnl run --target` and
-`polykrnl ops` (one column per target) read this registry, so adding a target is adding a
-module here that registers one.
+ISA, with a NumPy model), MLIR (standard MLIR run natively through LLVM's tools). Each
+says which op classes it translates (`supports`, from its own op table), whether it can
+run on this machine (`missing`: a dependency), and builds kernels (`build`).
+`pk.compile(fn, target=...)`, `polykrnl run --target` and `polykrnl ops` (one column per
+target) read this registry, so adding a target is adding a module here that registers one.
 """
 
 from __future__ import annotations
 
 from polykrnl.targets.base import TARGETS, Target, target
+from polykrnl.targets.mlir.target import MLIR_TARGET
 from polykrnl.targets.numba import NUMBA
 from polykrnl.targets.numpy import NUMPY
 from polykrnl.targets.pto import PTO
 
-__all__ = ["NUMBA", "NUMPY", "PTO", "TARGETS", "Target", "target"]
+__all__ = ["MLIR_TARGET", "NUMBA", "NUMPY", "PTO", "TARGETS", "Target", "target"]

@@ -53,7 +53,7 @@ class SupportTable:
     >>> import polykrnl as pk
     >>> row = pk.supported_ops()["affine.parallel"]
     >>> dict(row.stages)
-    {'interpret': False, 'poly': True, 'numpy': False, 'numba': False, 'pto': False}
+    {'interpret': False, 'poly': True, 'numpy': False, 'numba': False, 'pto': False, 'mlir': False}
     """
 
     stages: tuple[str, ...]
@@ -104,7 +104,7 @@ def supported_ops() -> SupportTable:
     >>> import polykrnl as pk
     >>> table = pk.supported_ops()
     >>> table.stages
-    ('interpret', 'poly', 'numpy', 'numba', 'pto')
+    ('interpret', 'poly', 'numpy', 'numba', 'pto', 'mlir')
     >>> table["krnl.matmul"].supports("numpy"), table["krnl.matmul"].supports("pto")
     (True, True)
     """

@@ -11,10 +11,17 @@ target) read this registry, so adding a target is adding a module here that regi
 
 from __future__ import annotations
 
+# The order of registration is the order of `polykrnl ops`'s columns.
 from polykrnl.targets.base import TARGETS, Target, target
-from polykrnl.targets.mlir.target import MLIR_TARGET
-from polykrnl.targets.numba import NUMBA
 from polykrnl.targets.numpy import NUMPY
+
+# isort: split
+from polykrnl.targets.numba import NUMBA
+
+# isort: split
 from polykrnl.targets.pto import PTO
+
+# isort: split
+from polykrnl.targets.mlir.target import MLIR_TARGET
 
 __all__ = ["MLIR_TARGET", "NUMBA", "NUMPY", "PTO", "TARGETS", "Target", "target"]

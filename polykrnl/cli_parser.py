@@ -98,7 +98,15 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=CliArgumentParser)
     sub.required = True
+    _analysis_verbs(sub, handlers)
+    _emit_verb(sub, handlers)
+    _run_verb(sub, handlers)
+    _other_verbs(sub, handlers)
+    return p
 
+
+def _analysis_verbs(sub: Any, handlers: Mapping[str, Handler]) -> None:
+    """print, verify, lower, check, trace: the verbs that read and analyse a file."""
     sp = _verb(sub, "print", "parse a Krnl file and print it back (round trip)")
     sp.add_argument("file", help=_FILE)
     sp.add_argument("--generic", action="store_true", help="print the generic MLIR form")
@@ -172,10 +180,14 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     _add_time_limit(sp)
     sp.set_defaults(handler=handlers["trace"])
 
+
+def _emit_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
+    """emit numpy / numba / mlir / pto: generated code to a file or standard output."""
     sp = _verb(
         sub,
         "emit",
-        "generate code after the Krnl recipe: a NumPy or Numba Python module, or PTO C++",
+        "generate code after the Krnl recipe: a NumPy or Numba Python module, standard MLIR, "
+        "or PTO C++",
     )
     targets = sp.add_subparsers(dest="target", metavar="TARGET", parser_class=CliArgumentParser)
     targets.required = True
@@ -273,10 +285,13 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     _add_time_limit(tp)
     tp.set_defaults(handler=handlers["emit pto"])
 
+
+def _run_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
+    """run: a generated kernel or the reference interpreter on random or given inputs."""
     sp = _verb(
         sub,
         "run",
-        "run a function's generated kernel (NumPy or Numba), the reference interpreter, or "
+        "run a function's generated kernel (NumPy, Numba or MLIR), the reference interpreter, or "
         "both compared (--verify), on random or given inputs; prints times and a summary "
         "of what it wrote",
     )
@@ -332,8 +347,14 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     )
     sp.set_defaults(handler=handlers["run"])
 
+
+def _other_verbs(sub: Any, handlers: Mapping[str, Handler]) -> None:
+    """ops and demo."""
     sp = _verb(
-        sub, "ops", "every op polykrnl parses and which stages support it (interpret, poly, numpy)"
+        sub,
+        "ops",
+        "every op polykrnl parses and which stages support it (interpret, poly, and each "
+        "target: numpy, numba, pto, mlir)",
     )
     sp.add_argument("--json", action="store_true", help="a JSON list, one object per op")
     sp.add_argument("--dialect", help="only the ops of this dialect (arith, krnl, ...)")
@@ -346,4 +367,3 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
         "skew, a softmax on PTO), each result checked: exit 1 if a check fails",
     )
     sp.set_defaults(handler=handlers["demo"])
-    return p

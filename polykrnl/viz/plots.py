@@ -500,49 +500,86 @@ def draw(
     title: str | None = None,
 ) -> list[Any]:
     """Draw a DomainSlice into `ax` (the layers plot_domain describes); the legend handles."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import FancyArrowPatch, Patch, Polygon
     from matplotlib.ticker import MaxNLocator
 
+    handles = _draw_tiles(ax, data) if tiles and data.tiles else []
+    points, scatter = _draw_points(ax, data, order)
+    handles += points
+    if deps:
+        handles += _draw_deps(ax, data)
+    if order and scatter is not None:
+        bar = ax.figure.colorbar(scatter, ax=ax, shrink=0.9, pad=0.02)
+        bar.set_label("execution order (instance number)")
+    hx, vy = data.dims
+    ax.set_xlabel(hx)
+    ax.set_ylabel(vy)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(True, color="#d0d7de", linewidth=0.5, zorder=0)
+    ax.set_axisbelow(True)
+    head = title if title is not None else f"@{data.function}: {data.steps}"
+    context = ", ".join(f"{k}={v}" for k, v in (*data.params.items(), *data.fixed.items()))
+    lines = textwrap.wrap(head, 70) or [""]
+    if context:
+        lines.append(context)
+    if deps and data.n_arrows > len(data.arrows):
+        lines.append(f"{len(data.arrows)} of {data.n_arrows} dependence arrows drawn")
+    ax.set_title("\n".join(lines), fontsize=10)
+    return handles
+
+
+def _draw_tiles(ax: Axes, data: DomainSlice) -> list[Any]:
+    """The tiles, numbered in execution order; their legend handle."""
+    from matplotlib.patches import Patch, Polygon
+
     handles: list[Any] = []
-    if tiles and data.tiles:
-        for t in data.tiles:
-            color = _TILE_COLORS[(t.number - 1) % len(_TILE_COLORS)]
-            ax.add_patch(
-                Polygon(
-                    _outline(t.points, 0.45),
-                    closed=True,
-                    facecolor=color,
-                    edgecolor="#444c56",
-                    linewidth=0.8,
-                    alpha=0.55,
-                    zorder=1,
-                    gid="tile",
-                )
+    for t in data.tiles:
+        color = _TILE_COLORS[(t.number - 1) % len(_TILE_COLORS)]
+        ax.add_patch(
+            Polygon(
+                _outline(t.points, 0.45),
+                closed=True,
+                facecolor=color,
+                edgecolor="#444c56",
+                linewidth=0.8,
+                alpha=0.55,
+                zorder=1,
+                gid="tile",
             )
-            # At the centroid: between points for even sizes, inside a staircase tile;
-            # moved up a little when it would hide a point.
-            cx = sum(p[0] for p in t.points) / len(t.points)
-            cy = sum(p[1] for p in t.points) / len(t.points)
-            if any(abs(cx - x) < 0.3 and abs(cy - y) < 0.3 for x, y in t.points):
-                cy += 0.3
-            ax.text(
-                cx,
-                cy,
-                str(t.number),
-                ha="center",
-                va="center",
-                fontsize=9,
-                fontweight="bold",
-                color="#1f2328",
-                zorder=5,
-                gid="tile-number",
-                bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.8, "lw": 0},
-            )
-        handles.append(
-            Patch(facecolor=_TILE_COLORS[0], edgecolor="#444c56", alpha=0.55,
-                  label=f"tile ({len(data.tiles)}; number = execution order)")
-        )  # fmt: skip
+        )
+        # At the centroid: between points for even sizes, inside a staircase tile;
+        # moved up a little when it would hide a point.
+        cx = sum(p[0] for p in t.points) / len(t.points)
+        cy = sum(p[1] for p in t.points) / len(t.points)
+        if any(abs(cx - x) < 0.3 and abs(cy - y) < 0.3 for x, y in t.points):
+            cy += 0.3
+        ax.text(
+            cx,
+            cy,
+            str(t.number),
+            ha="center",
+            va="center",
+            fontsize=9,
+            fontweight="bold",
+            color="#1f2328",
+            zorder=5,
+            gid="tile-number",
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.8, "lw": 0},
+        )
+    handles.append(
+        Patch(facecolor=_TILE_COLORS[0], edgecolor="#444c56", alpha=0.55,
+              label=f"tile ({len(data.tiles)}; number = execution order)")
+    )  # fmt: skip
+    return handles
+
+
+def _draw_points(ax: Axes, data: DomainSlice, order: bool) -> tuple[list[Any], Any]:
+    """The instances, one marker per statement, colored by execution order (or by
+    statement); their legend handles and the scatter the color bar reads (None)."""
+    from matplotlib.lines import Line2D
+
+    handles: list[Any] = []
     n_stmts = len(data.statements)
     size = 40 if len(data.points) <= 150 else 14
     scatter = None
@@ -576,62 +613,51 @@ def draw(
             Line2D([], [], linestyle="", marker=marker, markerfacecolor=face,
                    markeredgecolor="black", markersize=7, label=data.labels[s])
         )  # fmt: skip
-    if deps:
-        for a in data.arrows:
-            length = max(abs(a.sink[0] - a.source[0]), abs(a.sink[1] - a.source[1]))
-            ax.add_patch(
-                FancyArrowPatch(
-                    a.source,
-                    a.sink,
-                    arrowstyle="-|>",
-                    mutation_scale=9 if a.violated else 7,
-                    color=VIOLATED if a.violated else KEPT,
-                    linewidth=1.5 if a.violated else 0.7,
-                    # carried by a parallel loop (but in order): dashed
-                    linestyle="-" if a.reversed or not a.violated else "--",
-                    alpha=1.0 if a.violated else 0.75,
-                    shrinkA=4,
-                    shrinkB=4,
-                    # Longer arrows bend, so that they do not hide the short ones on their line.
-                    connectionstyle="arc3,rad=0.2" if length > 1 else "arc3,rad=0",
-                    zorder=4 if a.violated else 2,
-                    gid="dep-violated" if a.violated else "dep",
-                )
+    return handles, scatter
+
+
+def _draw_deps(ax: Axes, data: DomainSlice) -> list[Any]:
+    """The dependence arrows, kept and violated; their legend handles."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyArrowPatch
+
+    handles: list[Any] = []
+    for a in data.arrows:
+        length = max(abs(a.sink[0] - a.source[0]), abs(a.sink[1] - a.source[1]))
+        ax.add_patch(
+            FancyArrowPatch(
+                a.source,
+                a.sink,
+                arrowstyle="-|>",
+                mutation_scale=9 if a.violated else 7,
+                color=VIOLATED if a.violated else KEPT,
+                linewidth=1.5 if a.violated else 0.7,
+                # carried by a parallel loop (but in order): dashed
+                linestyle="-" if a.reversed or not a.violated else "--",
+                alpha=1.0 if a.violated else 0.75,
+                shrinkA=4,
+                shrinkB=4,
+                # Longer arrows bend, so that they do not hide the short ones on their line.
+                connectionstyle="arc3,rad=0.2" if length > 1 else "arc3,rad=0",
+                zorder=4 if a.violated else 2,
+                gid="dep-violated" if a.violated else "dep",
             )
-        bad = sum(a.violated for a in data.arrows)
-        flipped = sum(a.reversed for a in data.arrows)
+        )
+    bad = sum(a.violated for a in data.arrows)
+    flipped = sum(a.reversed for a in data.arrows)
+    handles.append(
+        Line2D([], [], color=KEPT, linewidth=0.9, marker=">", markersize=5,
+               label=f"dependence kept ({len(data.arrows) - bad})")
+    )  # fmt: skip
+    handles.append(
+        Line2D([], [], color=VIOLATED, linewidth=1.5, marker=">", markersize=6,
+               label=f"dependence violated: sink runs first ({flipped})")
+    )  # fmt: skip
+    if bad > flipped:
         handles.append(
-            Line2D([], [], color=KEPT, linewidth=0.9, marker=">", markersize=5,
-                   label=f"dependence kept ({len(data.arrows) - bad})")
+            Line2D([], [], color=VIOLATED, linewidth=1.5, linestyle="--",
+                   label=f"violated: carried by a parallel loop ({bad - flipped})")
         )  # fmt: skip
-        handles.append(
-            Line2D([], [], color=VIOLATED, linewidth=1.5, marker=">", markersize=6,
-                   label=f"dependence violated: sink runs first ({flipped})")
-        )  # fmt: skip
-        if bad > flipped:
-            handles.append(
-                Line2D([], [], color=VIOLATED, linewidth=1.5, linestyle="--",
-                       label=f"violated: carried by a parallel loop ({bad - flipped})")
-            )  # fmt: skip
-    if order and scatter is not None:
-        bar = ax.figure.colorbar(scatter, ax=ax, shrink=0.9, pad=0.02)
-        bar.set_label("execution order (instance number)")
-    hx, vy = data.dims
-    ax.set_xlabel(hx)
-    ax.set_ylabel(vy)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(True, color="#d0d7de", linewidth=0.5, zorder=0)
-    ax.set_axisbelow(True)
-    head = title if title is not None else f"@{data.function}: {data.steps}"
-    context = ", ".join(f"{k}={v}" for k, v in (*data.params.items(), *data.fixed.items()))
-    lines = textwrap.wrap(head, 70) or [""]
-    if context:
-        lines.append(context)
-    if deps and data.n_arrows > len(data.arrows):
-        lines.append(f"{len(data.arrows)} of {data.n_arrows} dependence arrows drawn")
-    ax.set_title("\n".join(lines), fontsize=10)
     return handles
 
 

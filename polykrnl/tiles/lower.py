@@ -50,7 +50,7 @@ from xdsl.ir import SSAValue
 
 from polykrnl.codegen.safe_text import cpp_identifier
 from polykrnl.errors import PtoError
-from polykrnl.model.poly import DimParam, ParamSource, Statement, ValueParam
+from polykrnl.model.poly import DimParam, ParamSource, PolyProgram, Statement, ValueParam
 from polykrnl.tiles import symbolic
 from polykrnl.tiles.dtypes import dtype
 from polykrnl.tiles.fusion import (
@@ -124,45 +124,7 @@ def lower(
     program = sched.program
     fn = program.function
     given = dict(params or {})
-    tensors: dict[str, TensorParam] = {}
-    tensor_of_value: dict[SSAValue, str] = {}
-    sources: dict[str, ParamSource] = {}
-    dim_param = {
-        (src.array, src.dim): p
-        for p, src in program.param_sources.items()
-        if isinstance(src, DimParam)
-    }
-    block_args = fn.op.body.block.args
-    for argument, value in zip(fn.arguments, block_args, strict=True):
-        if isinstance(argument.type, MemRefType):
-            shape: list[sympy.Expr] = []
-            for n, d in enumerate(argument.type.get_shape()):
-                if d >= 0:
-                    shape.append(sympy.Integer(d))
-                    continue
-                pname = dim_param.get((value, n), f"{argument.name}_d{n}")
-                sources[pname] = DimParam(value, argument.name, n)
-                shape.append(int_symbol(pname))
-            try:
-                dt = dtype(str(argument.type.element_type))
-            except Exception as e:
-                raise PtoError(
-                    f"PTO code generation: @{fn.name} argument {argument.name} has element "
-                    f"type {argument.type.element_type}, which PTO tiles do not hold",
-                    location=fn.location(fn.op),
-                    hint="use f32, f16, bf16 or an integer type",
-                ) from e
-            tensors[argument.name] = TensorParam(argument.name, dt, shape)
-            tensor_of_value[value] = argument.name
-        elif value in program.symbols:
-            sources[program.symbols[value]] = ValueParam(value, argument.name)
-        else:
-            raise PtoError(
-                f"PTO code generation: @{fn.name} takes the scalar argument {argument.name} "
-                f"({argument.type}); PTO kernels here take tensors and index sizes only",
-                location=fn.location(fn.op),
-                hint="make it a constant in the Krnl function, or a 1-element memref",
-            )
+    tensors, tensor_of_value, sources = _argument_tensors(program)
     returned = _output_tensors(sched, tensors, tensor_of_value)
     b = KernelBuilder(sched, a, given, tensors, tensor_of_value)
     body: list[Item] = []
@@ -244,6 +206,55 @@ def lower(
         tuple(x.name for x in fn.arguments),
         {p: v for p, v in given.items() if p in b.shaping},
     )
+
+
+def _argument_tensors(
+    program: PolyProgram,
+) -> tuple[dict[str, TensorParam], dict[SSAValue, str], dict[str, ParamSource]]:
+    """The kernel's tensor of each memref argument (its shape in the problem sizes), the
+    argument value of each, and where each size comes from (an index argument, a
+    dimension); PtoError for an argument PTO kernels do not take."""
+    fn = program.function
+    tensors: dict[str, TensorParam] = {}
+    tensor_of_value: dict[SSAValue, str] = {}
+    sources: dict[str, ParamSource] = {}
+    dim_param = {
+        (src.array, src.dim): p
+        for p, src in program.param_sources.items()
+        if isinstance(src, DimParam)
+    }
+    block_args = fn.op.body.block.args
+    for argument, value in zip(fn.arguments, block_args, strict=True):
+        if isinstance(argument.type, MemRefType):
+            shape: list[sympy.Expr] = []
+            for n, d in enumerate(argument.type.get_shape()):
+                if d >= 0:
+                    shape.append(sympy.Integer(d))
+                    continue
+                pname = dim_param.get((value, n), f"{argument.name}_d{n}")
+                sources[pname] = DimParam(value, argument.name, n)
+                shape.append(int_symbol(pname))
+            try:
+                dt = dtype(str(argument.type.element_type))
+            except Exception as e:
+                raise PtoError(
+                    f"PTO code generation: @{fn.name} argument {argument.name} has element "
+                    f"type {argument.type.element_type}, which PTO tiles do not hold",
+                    location=fn.location(fn.op),
+                    hint="use f32, f16, bf16 or an integer type",
+                ) from e
+            tensors[argument.name] = TensorParam(argument.name, dt, shape)
+            tensor_of_value[value] = argument.name
+        elif value in program.symbols:
+            sources[program.symbols[value]] = ValueParam(value, argument.name)
+        else:
+            raise PtoError(
+                f"PTO code generation: @{fn.name} takes the scalar argument {argument.name} "
+                f"({argument.type}); PTO kernels here take tensors and index sizes only",
+                location=fn.location(fn.op),
+                hint="make it a constant in the Krnl function, or a 1-element memref",
+            )
+    return tensors, tensor_of_value, sources
 
 
 def _failing_scope(b: KernelBuilder, scopes: dict[str, int], a: Arch) -> int:

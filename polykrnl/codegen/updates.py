@@ -46,7 +46,7 @@ def index_of(idx: list[ast.expr]) -> ast.expr:
 
 
 @dataclass(frozen=True)
-class _Update:
+class Update:
     """A statement `X[f] = X[f] op value` (or `X[f] - value`)."""
 
     store: Operation  # the store, or the krnl.yield of an iter_args update
@@ -92,7 +92,7 @@ COMBINE: dict[str, ast.operator | str] = {
 }
 
 
-def update_of(s: Statement) -> _Update | None:
+def update_of(s: Statement) -> Update | None:
     """The reduction form of `s`: it stores `old op e` into the element `old` is from,
     or yields `old op e` for the iter_args value `old` (one value carried)."""
     store = s.anchor
@@ -137,7 +137,7 @@ def update_of(s: Statement) -> _Update | None:
         # Integer sums and products wrap the same in any order; max and min pick
         # the same value (of +0.0 and -0.0, possibly the other one).
         exact = not is_float or kind not in ("add", "sub", "mul")
-        return _Update(store, old, kind, e, exact, identity, carried)
+        return Update(store, old, kind, e, exact, identity, carried)
     return None
 
 

@@ -44,6 +44,7 @@ from polykrnl.codegen.tile_merge import (
 from polykrnl.codegen.updates import (
     COMBINE,
     REDUCE,
+    Update,
     contraction,
     dotted,
     in_place,
@@ -660,68 +661,9 @@ class Vectorizer:
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
-            if form.old is None:
-                # An iter_args value: one per iteration of the loops around its iterate.
-                assert form.carried is not None
-                if n_par:
-                    raise NotVectorizable("an iter_args value updated along a parallel loop")
-                _arr, def_loops = self.state.program.virtual[form.carried]
-                mem: ast.expr = name_(self.state.dict_of(form.carried))
-                index: ast.expr = w.key(def_loops)
-            else:
-                mem = w.value(form.store.operands[1])
-                subs = [w.value(x) for x in form.store.operands[2:]]
-                sliced = w.slices(subs)
-                if (
-                    sliced is None
-                    or sorted(sliced[1]) != sliced[1]
-                    or sliced[1] != list(range(n_par))
-                ):
-                    raise NotVectorizable("the updated element is not the parallel loops' slice")
-                if [w.value(x) for x in form.old.operands[1:]] != subs:
-                    raise NotVectorizable("the update reads another element")
-                index = index_of(sliced[0])
-            total = None
-            if form.kind in ("add", "sub"):
-                total = contraction(w, form.value, rank, n_par)
-            how = "a contraction (@)" if total is not None else ""
-            if total is None:
-                e = w.value(form.value)
-                if not set(range(n_par, rank)) <= w.axes_of(e):
-                    # Constant along a reduction loop: combined once per iteration.
-                    raise NotVectorizable("a reduced value that does not depend on every loop")
-                axes: ast.expr = (
-                    const(-1)
-                    if rank - n_par == 1
-                    else ast.Tuple([const(-1 - i) for i in range(rank - n_par)], ast.Load())
-                )
-                fn = REDUCE[form.kind]
-                keywords = [ast.keyword("axis", axes)]
-                if form.identity is not None:
-                    keywords.append(ast.keyword("initial", form.identity))
-                if form.kind in ("add", "sub", "mul") and form.exact:
-                    # NumPy sums small integers in int64: wrap in the element type.
-                    dt = scalar_dtype(form.value.type).name
-                    keywords.append(ast.keyword("dtype", dotted(f"np.{dt}")))
-                total = ast.Call(dotted(fn), [e], keywords)
-                how = fn
-            elif "einsum" in ast.unparse(total):
-                how = "a contraction (np.einsum)"
-            target = ast.Subscript(mem, index, ast.Store())
-            combine = COMBINE[form.kind]
-            if isinstance(combine, str) or form.old is None:
-                # Elementwise max/min of the old values and the reduced ones; an iter_args
-                # value is replaced, not updated: it may be a read-only broadcast view.
-                old = ast.Subscript(mem, index, ast.Load())
-                both = (
-                    dotted(combine, old, total)
-                    if isinstance(combine, str)
-                    else ast.BinOp(old, combine, total)
-                )
-                w.out.append(ast.Assign([target], both))
-            else:
-                # In place: NumPy evaluates the right side first (copying where it overlaps).
-                w.out.append(ast.AugAssign(target, combine, total))
+            mem, index = self._updated(w, form, n_par)
+            total, how = self._reduced(w, form, rank, n_par)
+            w.out.append(self._combined(form, mem, index, total))
             w.out = self._masked(tr, w.out, terms, vec, rank - n_par)
             if uses_name(w.out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
@@ -748,6 +690,80 @@ class Vectorizer:
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
+
+    def _updated(self, w: StatementWriter, form: Update, n_par: int) -> tuple[ast.expr, ast.expr]:
+        """The array and the index of the elements a reduction updates: the parallel
+        loops' slice of its memref, or an iter_args value's entry."""
+        if form.old is None:
+            # An iter_args value: one per iteration of the loops around its iterate.
+            assert form.carried is not None
+            if n_par:
+                raise NotVectorizable("an iter_args value updated along a parallel loop")
+            _arr, def_loops = self.state.program.virtual[form.carried]
+            mem: ast.expr = name_(self.state.dict_of(form.carried))
+            index: ast.expr = w.key(def_loops)
+        else:
+            mem = w.value(form.store.operands[1])
+            subs = [w.value(x) for x in form.store.operands[2:]]
+            sliced = w.slices(subs)
+            if sliced is None or sorted(sliced[1]) != sliced[1] or sliced[1] != list(range(n_par)):
+                raise NotVectorizable("the updated element is not the parallel loops' slice")
+            if [w.value(x) for x in form.old.operands[1:]] != subs:
+                raise NotVectorizable("the update reads another element")
+            index = index_of(sliced[0])
+        return mem, index
+
+    def _reduced(
+        self, w: StatementWriter, form: Update, rank: int, n_par: int
+    ) -> tuple[ast.expr, str]:
+        """The reduced value along the reduction axes (the innermost `rank - n_par`), and
+        how (`@`, np.einsum, np.sum, ...)."""
+        total = None
+        if form.kind in ("add", "sub"):
+            total = contraction(w, form.value, rank, n_par)
+        how = "a contraction (@)" if total is not None else ""
+        if total is None:
+            e = w.value(form.value)
+            if not set(range(n_par, rank)) <= w.axes_of(e):
+                # Constant along a reduction loop: combined once per iteration.
+                raise NotVectorizable("a reduced value that does not depend on every loop")
+            axes: ast.expr = (
+                const(-1)
+                if rank - n_par == 1
+                else ast.Tuple([const(-1 - i) for i in range(rank - n_par)], ast.Load())
+            )
+            fn = REDUCE[form.kind]
+            keywords = [ast.keyword("axis", axes)]
+            if form.identity is not None:
+                keywords.append(ast.keyword("initial", form.identity))
+            if form.kind in ("add", "sub", "mul") and form.exact:
+                # NumPy sums small integers in int64: wrap in the element type.
+                dt = scalar_dtype(form.value.type).name
+                keywords.append(ast.keyword("dtype", dotted(f"np.{dt}")))
+            total = ast.Call(dotted(fn), [e], keywords)
+            how = fn
+        elif "einsum" in ast.unparse(total):
+            how = "a contraction (np.einsum)"
+        return total, how
+
+    @staticmethod
+    def _combined(form: Update, mem: ast.expr, index: ast.expr, total: ast.expr) -> ast.stmt:
+        """The update of the elements with the reduced value."""
+        target = ast.Subscript(mem, index, ast.Store())
+        combine = COMBINE[form.kind]
+        if isinstance(combine, str) or form.old is None:
+            # Elementwise max/min of the old values and the reduced ones; an iter_args
+            # value is replaced, not updated: it may be a read-only broadcast view.
+            old = ast.Subscript(mem, index, ast.Load())
+            both = (
+                dotted(combine, old, total)
+                if isinstance(combine, str)
+                else ast.BinOp(old, combine, total)
+            )
+            return ast.Assign([target], both)
+        else:
+            # In place: NumPy evaluates the right side first (copying where it overlaps).
+            return ast.AugAssign(target, combine, total)
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:

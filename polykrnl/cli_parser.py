@@ -252,6 +252,11 @@ def _emit_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
     )
     _add_time_limit(tp)
     tp.set_defaults(handler=handlers["emit mlir"])
+    _emit_pto_verb(targets, handlers)
+
+
+def _emit_pto_verb(targets: Any, handlers: Mapping[str, Handler]) -> None:
+    """emit pto: the C++ kernel for the PTO tile ISA, or a whole program with --harness."""
     tp = _verb(
         targets,
         "pto",

@@ -177,6 +177,35 @@ def test_no_private_name_imported_from_another_module() -> None:
     assert found == []
 
 
+MAX_FUNCTION_LINES = 100
+
+
+def _long_functions(tree: ast.Module, limit: int) -> list[tuple[str, int]]:
+    return [
+        (n.name, n.end_lineno - n.lineno + 1)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.end_lineno is not None
+        and n.end_lineno - n.lineno + 1 > limit
+    ]
+
+
+def test_no_function_over_100_lines() -> None:
+    # A long function is the smell: modules are split where a concept ends, functions
+    # where a step of the work does.
+    found = {
+        f"{p.relative_to(PACKAGE)}:{name}": n
+        for p in FILES
+        for name, n in _long_functions(_parsed(p), MAX_FUNCTION_LINES)
+    }
+    assert found == {}
+
+
+def test_the_function_length_rule_can_fail() -> None:
+    long = "def f() -> None:\n" + "    x = 1\n" * 101
+    assert _long_functions(ast.parse(long), MAX_FUNCTION_LINES) == [("f", 102)]
+
+
 # A comparison with an op name, `op.name == "x.y"` or `n in ("x.y", ...)` whatever
 # holds the name: op semantics belong in the op tables of polykrnl.model.registry,
 # looked up by class, or in isinstance tests.

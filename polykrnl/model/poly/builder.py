@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 import islpy as isl
@@ -26,7 +25,7 @@ from polykrnl.model.nest import (
     checked_nest,
 )
 from polykrnl.model.poly.budget import bounded
-from polykrnl.model.poly.domains import Expr, LoopPolyhedron
+from polykrnl.model.poly.domains import Expr, LoopPolyhedron, Site
 from polykrnl.model.poly.guards import Guard, branches, condition
 from polykrnl.model.poly.program import (
     Access,
@@ -57,13 +56,6 @@ from polykrnl.model.poly.table import (
 from polykrnl.model.poly.views import region_through_views, through_views
 
 # ------------------------------------------------------------------ building
-
-
-@dataclass
-class Site:
-    """Where a value is defined: the loops of the defining statement's dimensions."""
-
-    loops: tuple[Loop, ...]
 
 
 class OnBuffer(NamedTuple):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import islpy as isl
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
@@ -27,11 +28,39 @@ from polykrnl.model.nest import (
     Loop,
     MapBound,
 )
-from polykrnl.model.poly.program import Access, isl_name
+from polykrnl.model.poly.program import Access, ArrayInfo, ParamSource, isl_name
 from polykrnl.model.poly.table import model_of
 
-if TYPE_CHECKING:
-    from polykrnl.model.poly.builder import ProgramBuilder, Site
+
+@dataclass(frozen=True)
+class Site:
+    """Where a value is defined: the loops of the defining statement's dimensions."""
+
+    loops: tuple[Loop, ...]
+
+
+class ProgramBuilder(Protocol):
+    """What a statement's polyhedron and its expressions read from the program builder
+    (builder.py), named here so that this module, which the builder imports, imports
+    nothing of it."""
+
+    params: dict[str, ParamSource]
+    arrays: dict[str, ArrayInfo]
+    array_site: dict[str, tuple[Loop, ...]]
+    func_args: set[BlockArgument]
+    get_iv: dict[SSAValue, Loop]
+    in_loop: set[Operation]
+    origin_rank: dict[SSAValue, int]
+    param_of: dict[SSAValue, str]
+    loop_names: dict[Loop, str]
+
+    def dim_param(self, mem: SSAValue, d: int) -> str: ...
+
+    def param(self, v: SSAValue, display: str) -> str: ...
+
+    def vname(self, v: SSAValue) -> str: ...
+
+    def unsupported_op(self, op: Operation, message: str, hint: str) -> None: ...
 
 
 def affine_expr(e: AffineExpr, args: Sequence[str | None], ndims: int) -> str | None:

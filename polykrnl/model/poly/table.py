@@ -20,7 +20,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from polykrnl.model.registry import OpTable
 
 if TYPE_CHECKING:
-    from polykrnl.model.poly.builder import Expr
+    from polykrnl.model.poly.domains import Expr
 
 
 class Accessor(Protocol):

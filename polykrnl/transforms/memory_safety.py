@@ -622,9 +622,22 @@ def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:
 def refuse_unsafe(program: PolyProgram, params: Mapping[str, int], what: str) -> None:
     """Raise BoundsError when, at these parameter values (isl names), an access that
     certainly runs leaves its array: for callers that know the sizes in Python (the PTO
-    simulation and harness), as generated kernels check them at their start."""
+    simulation and harness, the MLIR kernel), as generated kernels check them at their
+    start. Sizes already found safe are remembered: a kernel called again with the same
+    sizes pays a dictionary lookup, not isl's work."""
+    known = tuple(sorted((p, int(v)) for p, v in params.items() if p in program.params))
+    if known not in _safe_sizes(program):
+        _refuse_unsafe(program, dict(known), what)
+        _safe_sizes(program).add(known)
+
+
+@functools.lru_cache(maxsize=64)
+def _safe_sizes(program: PolyProgram) -> set[tuple[tuple[str, int], ...]]:
+    return set()
+
+
+def _refuse_unsafe(program: PolyProgram, known: dict[str, int], what: str) -> None:
     report = memory_report(program)
-    known = {p: int(v) for p, v in params.items() if p in program.params}
     if not report.guards or not known:
         return
     cond = " and ".join(f"{p} = {v}" for p, v in known.items())

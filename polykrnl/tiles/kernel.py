@@ -23,7 +23,7 @@ import numpy as np
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl import display
-from polykrnl.errors import ArgumentError, BoundsError
+from polykrnl.errors import ArgumentError, BoundsError, PtoError
 from polykrnl.model.poly import DimParam
 from polykrnl.tiles.cpp import harness, to_cpp
 from polykrnl.tiles.interpret import simulate, timeline
@@ -140,9 +140,17 @@ class PtoKernel:
 
     def harness(self, **sizes: int) -> str:
         """The C++ kernel with a ``main`` for the CPU simulator, sizes fixed (``N=40``)."""
-        params = {
-            p: sizes[str(src)] for p, src in self.lowered.param_sources.items() if str(src) in sizes
-        }
+        sources = self.lowered.param_sources
+        params = {p: sizes[str(src)] for p, src in sources.items() if str(src) in sizes}
+        missing = [str(sources[p]) if p in sources else p for p in self.program.params]
+        missing = [m for m in missing if m not in sizes]
+        if missing:
+            # By the names users give sizes (`X.0`, as `--param` and this method take them),
+            # not isl's (`X_d0`).
+            raise PtoError(
+                f"kernel {self.program.name}: no value for problem size(s) {', '.join(missing)}",
+                hint="give them, e.g. --param " + " ".join(f"{n}=64" for n in missing),
+            )
         self._check_fixed(params)
         refuse_unsafe(self.schedule.program, params, f"harness of {self.program.name}")
         return harness(self.program, params)

@@ -60,3 +60,12 @@ def test_harness_refuses_sizes_that_leave_a_tensor() -> None:
     assert "int main" in kernel.harness(**sizes)
     with pytest.raises(pk.BoundsError, match="leaves Y"):
         kernel.harness(**{**sizes, "Y.0": 15})
+
+
+def test_harness_names_missing_sizes_as_the_cli_takes_them() -> None:
+    """`--param X.0=64` is what emit pto takes: the hint must not say isl's `X_d0`."""
+    kernel = pk.schedule(pk.load(KERNELS)["scale_add_relu"]).to_pto(arch="a2a3")
+    with pytest.raises(pk.PtoError) as e:
+        kernel.harness(N=16, M=64)
+    assert "X.0" in e.value.message and "X_d0" not in e.value.message
+    assert "--param X.0=64" in (e.value.hint or "")

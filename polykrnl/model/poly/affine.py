@@ -7,12 +7,12 @@ from typing import cast
 from xdsl.dialects import affine
 from xdsl.ir import Operation
 
-from polykrnl.model.poly.domains import Expr, map_results
-from polykrnl.model.poly.table import POLY, Accessor, IndexFn, OpModel, no_accesses, opaque
+from polykrnl.model.poly.domains import map_results
+from polykrnl.model.poly.table import POLY, Accessor, Exprs, IndexFn, OpModel, no_accesses, opaque
 from polykrnl.model.std_ext import MaxOp
 
 
-def _apply(op: Operation, expr: Expr) -> str | None:
+def _apply(op: Operation, expr: Exprs) -> str | None:
     op = cast(affine.ApplyOp, op)
     return map_results(op.map.data, [expr.of(x) for x in op.operands])[0]
 
@@ -20,7 +20,7 @@ def _apply(op: Operation, expr: Expr) -> str | None:
 def _extreme(fn: str) -> IndexFn:
     """The least (`min`) or greatest (`max`) result of the op's map, as isl writes it."""
 
-    def index(op: Operation, expr: Expr) -> str | None:
+    def index(op: Operation, expr: Exprs) -> str | None:
         m = cast(affine.MinOp | MaxOp, op).map.data
         results = map_results(m, [expr.of(x) for x in op.operands])
         known = [r for r in results if r is not None]
@@ -31,13 +31,13 @@ def _extreme(fn: str) -> IndexFn:
     return index
 
 
-def _load(op: Operation, expr: Expr, access: Accessor) -> None:
+def _load(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(affine.LoadOp, op)
     args = [expr.of(i) for i in op.indices]
     access(op.memref, map_results(op.map.data, args) if op.map else args, False, False, op)
 
 
-def _store(op: Operation, expr: Expr, access: Accessor) -> None:
+def _store(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(affine.StoreOp, op)
     args = [expr.of(i) for i in op.indices]
     access(op.memref, map_results(op.map.data, args) if op.map else args, True, False, op)

@@ -6,17 +6,16 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation
 
 from polykrnl.model.ir import const_int
-from polykrnl.model.poly.domains import Expr
-from polykrnl.model.poly.table import POLY, OpModel, may_read_memrefs
+from polykrnl.model.poly.table import POLY, Exprs, OpModel, may_read_memrefs
 from polykrnl.model.std_ext import STD_EXT_OPS, ExtSIOp, ExtUIOp, IndexCastUIOp
 
 
-def _same(op: Operation, expr: Expr) -> str | None:
+def _same(op: Operation, expr: Exprs) -> str | None:
     """A cast between integer types keeps the value (the model does not wrap)."""
     return expr.of(op.operands[0])
 
 
-def _binary(op: Operation, expr: Expr) -> str | None:
+def _binary(op: Operation, expr: Exprs) -> str | None:
     lhs, rhs = expr.of(op.operands[0]), expr.of(op.operands[1])
     if lhs is None or rhs is None:
         return None

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
+from typing import Protocol, cast
 
 import islpy as isl
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
@@ -29,7 +29,7 @@ from polykrnl.model.nest import (
     MapBound,
 )
 from polykrnl.model.poly.program import Access, ArrayInfo, ParamSource, isl_name
-from polykrnl.model.poly.table import model_of
+from polykrnl.model.poly.table import Exprs, model_of
 
 
 @dataclass(frozen=True)
@@ -388,8 +388,11 @@ def parse_map(text: str) -> isl.Map:
         raise AssertionError(f"polykrnl built an invalid isl map: {text}") from e
 
 
-def dim_size(op: Operation, expr: Expr) -> str | None:
+def dim_size(op: Operation, exprs: Exprs) -> str | None:
     """`dim %mem, %d`: a static size, or the parameter of a dynamic size of an argument."""
+    # Registered in the op table, which knows expressions by their protocol; the
+    # parameter of a size is the builder's to make.
+    expr = cast(Expr, exprs)
     mem, idx = op.operands[0], const_int(op.operands[1])
     t = mem.type
     if idx is not None and isinstance(t, MemRefType):

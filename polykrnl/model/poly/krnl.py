@@ -17,11 +17,12 @@ from xdsl.ir import Operation, SSAValue
 from polykrnl.model import dialect as k
 from polykrnl.model.dialect.access import has_identity_layout
 from polykrnl.model.ir import int_list
-from polykrnl.model.poly.domains import Expr, dim_size, map_results
+from polykrnl.model.poly.domains import dim_size, map_results
 from polykrnl.model.poly.table import (
     POLY,
     PURE,
     Accessor,
+    Exprs,
     OpModel,
     indexed,
     may_read_memrefs,
@@ -32,7 +33,7 @@ from polykrnl.model.poly.table import (
 )
 
 
-def _memcpy(op: Operation, expr: Expr, access: Accessor) -> None:
+def _memcpy(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(k.MemcpyOp, op)
     n, d_off, s_off = expr.of(op.num_elems), expr.of(op.dest_offset), expr.of(op.src_offset)
     for mem, off, write in ((op.src, s_off, False), (op.dest, d_off, True)):
@@ -56,7 +57,7 @@ def _memcpy(op: Operation, expr: Expr, access: Accessor) -> None:
         access(mem, None, write, False, op, region)
 
 
-def _matmul_boxes(op: k.MatMulOp, expr: Expr) -> tuple[list[tuple[str, str]], ...] | None:
+def _matmul_boxes(op: k.MatMulOp, expr: Exprs) -> tuple[list[tuple[str, str]], ...] | None:
     """The elements of A, B and C one compute tile touches, as in the interpreter.
 
     The tile covers rows [i0, i0 + ci), columns [j0, j0 + cj) and k in
@@ -107,7 +108,7 @@ def _matmul_boxes(op: k.MatMulOp, expr: Expr) -> tuple[list[tuple[str, str]], ..
 
 
 def _tile_region(
-    op: k.CopyToTileBufferOp | k.CopyFromTileBufferOp, mem: SSAValue, expr: Expr
+    op: k.CopyToTileBufferOp | k.CopyFromTileBufferOp, mem: SSAValue, expr: Exprs
 ) -> list[tuple[str, str]] | None:
     """Constraints on `mem`'s elements a tile copy touches (None: the whole memref)."""
     buf_t, mem_t = op.buffer.type, mem.type
@@ -141,23 +142,23 @@ def _tile_region(
     return out
 
 
-def _memset(op: Operation, expr: Expr, access: Accessor) -> None:
+def _memset(op: Operation, expr: Exprs, access: Accessor) -> None:
     access(op.operands[0], None, True, False, op)
 
 
-def _copy_to_tile_buffer(op: Operation, expr: Expr, access: Accessor) -> None:
+def _copy_to_tile_buffer(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(k.CopyToTileBufferOp, op)
     access(op.source, None, False, True, op, _tile_region(op, op.source, expr))
     access(op.buffer, None, True, True, op)
 
 
-def _copy_from_tile_buffer(op: Operation, expr: Expr, access: Accessor) -> None:
+def _copy_from_tile_buffer(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(k.CopyFromTileBufferOp, op)
     access(op.buffer, None, False, True, op)
     access(op.dest, None, True, True, op, _tile_region(op, op.dest, expr))
 
 
-def _matmul(op: Operation, expr: Expr, access: Accessor) -> None:
+def _matmul(op: Operation, expr: Exprs, access: Accessor) -> None:
     op = cast(k.MatMulOp, op)
     boxes = _matmul_boxes(op, expr)
     if boxes is None:
@@ -174,7 +175,7 @@ def _matmul(op: Operation, expr: Expr, access: Accessor) -> None:
         access(op.C, None, True, False, op, c)
 
 
-def _linear_offset(op: Operation, expr: Expr) -> str | None:
+def _linear_offset(op: Operation, expr: Exprs) -> str | None:
     """Row-major offset of the element: affine when every size but the first is static."""
     op = cast(k.GetLinearOffsetIndexOp, op)
     t = op.memref.type

@@ -17,10 +17,11 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.model.poly.domains import Expr, dim_size
+from polykrnl.model.poly.domains import dim_size
 from polykrnl.model.poly.table import (
     POLY,
     Accessor,
+    Exprs,
     OpModel,
     indexed,
     may_read_memrefs,
@@ -33,7 +34,7 @@ from polykrnl.model.std_ext import CastOp, ReshapeOp
 
 
 #: the static value MLIR writes for a dynamic offset, size or stride
-def _copy(op: Operation, expr: Expr, access: Accessor) -> None:
+def _copy(op: Operation, expr: Exprs, access: Accessor) -> None:
     access(op.operands[0], None, False, False, op)
     access(op.operands[1], None, True, False, op)
 
@@ -62,20 +63,20 @@ POLY.add(
 # -- views: where the element at `subs` of the view is in its source
 
 
-def _same_element(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+def _same_element(op: Operation, subs: Sequence[str], expr: Exprs) -> list[str] | None:
     """A cast: the same subscripts (the same array, with another type)."""
     src = op.operands[0].type
     return list(subs) if isinstance(src, MemRefType) and len(src.get_shape()) == len(subs) else None
 
 
-def _reshape(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+def _reshape(op: Operation, subs: Sequence[str], expr: Exprs) -> list[str] | None:
     src, res = contiguous_shape(op.operands[0].type), contiguous_shape(op.results[0].type)
     if src is None or res is None:
         return None
     return delinearize(linearize(subs, res), src)
 
 
-def _static(op: Operation, prop: str, dynamic: Sequence[SSAValue], expr: Expr) -> list[str] | None:
+def _static(op: Operation, prop: str, dynamic: Sequence[SSAValue], expr: Exprs) -> list[str] | None:
     """Static offsets (sizes, strides) with the dynamic ones as isl expressions."""
     values = cast(DenseArrayBase[Any], op.properties[prop]).get_values()
     it = iter(dynamic)
@@ -94,7 +95,7 @@ def _int_strides(op: Operation) -> list[int] | None:
     return None if any(x == DYNAMIC_INDEX for x in values) else [int(x) for x in values]
 
 
-def _reinterpret_cast(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+def _reinterpret_cast(op: Operation, subs: Sequence[str], expr: Exprs) -> list[str] | None:
     op = cast(memref.ReinterpretCastOp, op)
     src = contiguous_shape(op.source.type)
     offsets = _static(op, "static_offsets", op.offsets, expr)
@@ -107,7 +108,7 @@ def _reinterpret_cast(op: Operation, subs: Sequence[str], expr: Expr) -> list[st
     return delinearize(flat, src)
 
 
-def _subview(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+def _subview(op: Operation, subs: Sequence[str], expr: Exprs) -> list[str] | None:
     op = cast(memref.SubviewOp, op)
     offsets = _static(op, "static_offsets", op.offsets, expr)
     strides = _int_strides(op)
@@ -116,7 +117,7 @@ def _subview(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None
     return [f"({o}) + {s}*({x})" for o, s, x in zip(offsets, strides, subs, strict=True)]
 
 
-def _view(op: Operation, subs: Sequence[str], expr: Expr) -> list[str] | None:
+def _view(op: Operation, subs: Sequence[str], expr: Exprs) -> list[str] | None:
     """`memref.view %pool[%shift][sizes]`: the first byte of the element in the pool."""
     op = cast(memref.ViewOp, op)
     res = contiguous_shape(op.results[0].type)

@@ -18,8 +18,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.model import dialect as k
-from polykrnl.model.poly.domains import Expr
-from polykrnl.model.poly.table import POLY, Accessor, OpModel, model_of, no_accesses, opaque
+from polykrnl.model.poly.table import POLY, Accessor, Exprs, OpModel, model_of, no_accesses, opaque
 
 _WHY = {
     scf.IfOp: "which branch of scf.if runs depends on a value",
@@ -31,7 +30,7 @@ _WHY = {
 }
 
 
-def inside_regions(op: Operation, expr: Expr, access: Accessor) -> None:
+def inside_regions(op: Operation, expr: Exprs, access: Accessor) -> None:
     """The accesses of the ops in `op`'s regions, each a may-access."""
     inner = [o for o in op.walk() if o is not op]
     if any(isinstance(o, k.IterateOp) or model_of(o) is None for o in inner):

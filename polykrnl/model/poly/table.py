@@ -12,15 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from polykrnl.model.registry import OpTable
 
-if TYPE_CHECKING:
-    from polykrnl.model.poly.domains import Expr
+
+class Exprs(Protocol):
+    """The isl expressions of the values a statement uses (domains.Expr): what an op's
+    model reads, named here so that this table, which domains.py reads, imports nothing
+    of it."""
+
+    def of(self, v: SSAValue) -> str | None:
+        """`v` as an isl expression of the statement's loops and parameters (None: not
+        affine)."""
+        ...
 
 
 class Accessor(Protocol):
@@ -42,12 +50,12 @@ class Accessor(Protocol):
 
 
 #: the accesses of one op, given the isl expressions of its index operands
-AccessFn = Callable[[Operation, "Expr", Accessor], None]
+AccessFn = Callable[[Operation, Exprs, Accessor], None]
 #: the isl expression of an index value an op computes (None: not affine)
-IndexFn = Callable[[Operation, "Expr"], str | None]
+IndexFn = Callable[[Operation, Exprs], str | None]
 #: for a view op: the subscripts of the element of its source that the element
 #: at the given subscripts of its result is (isl expressions); None: not known
-ViewFn = Callable[[Operation, Sequence[str], "Expr"], list[str] | None]
+ViewFn = Callable[[Operation, Sequence[str], Exprs], list[str] | None]
 
 
 @dataclass(frozen=True)
@@ -152,25 +160,25 @@ def memref_operands_deep(op: Operation) -> list[SSAValue]:
 # -- access functions several dialects share
 
 
-def no_accesses(op: Operation, expr: Expr, access: Accessor) -> None:
+def no_accesses(op: Operation, expr: Exprs, access: Accessor) -> None:
     """Touches no element (a view, a size query, a terminator)."""
 
 
-def may_read_memrefs(op: Operation, expr: Expr, access: Accessor) -> None:
+def may_read_memrefs(op: Operation, expr: Exprs, access: Accessor) -> None:
     """May read any element of each memref operand (which, polykrnl cannot tell)."""
     for v in op.operands:
         if isinstance(v.type, MemRefType):
             access(v, None, False, True, op)
 
 
-def may_write_memrefs(op: Operation, expr: Expr, access: Accessor) -> None:
+def may_write_memrefs(op: Operation, expr: Exprs, access: Accessor) -> None:
     """May write any element of each memref operand."""
     for v in op.operands:
         if isinstance(v.type, MemRefType):
             access(v, None, True, True, op)
 
 
-def opaque(op: Operation, expr: Expr, access: Accessor) -> None:
+def opaque(op: Operation, expr: Exprs, access: Accessor) -> None:
     """A call or an op with regions: may read and write every memref it can see."""
     why = (
         f"{op.name} is opaque to the model: it may read and write any element of each "
@@ -181,7 +189,7 @@ def opaque(op: Operation, expr: Expr, access: Accessor) -> None:
         access(v, None, True, True, op, None, why)
 
 
-def writes_result(op: Operation, expr: Expr, access: Accessor) -> None:
+def writes_result(op: Operation, expr: Exprs, access: Accessor) -> None:
     """Allocates (or frees) a buffer: a write of the whole buffer orders its uses."""
     target = op.results[0] if op.results else op.operands[0]
     access(target, None, True, False, op)
@@ -190,7 +198,7 @@ def writes_result(op: Operation, expr: Expr, access: Accessor) -> None:
 def indexed(first_index: int, write: bool) -> AccessFn:
     """`op %mem[%i, ...]` with the memref at operand `first_index - 1`."""
 
-    def fn(op: Operation, expr: Expr, access: Accessor) -> None:
+    def fn(op: Operation, expr: Exprs, access: Accessor) -> None:
         subs = [expr.of(i) for i in op.operands[first_index:]]
         access(op.operands[first_index - 1], subs, write, False, op)
 

@@ -18,14 +18,13 @@ from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.model.poly.domains import Expr
-from polykrnl.model.poly.table import POLY, PURE, AccessFn, Accessor, OpModel, no_accesses
+from polykrnl.model.poly.table import POLY, PURE, AccessFn, Accessor, Exprs, OpModel, no_accesses
 from polykrnl.model.std_vector import STD_VECTOR_OPS, transfer_dims
 
 
 def _box(
     op: Operation,
-    expr: Expr,
+    expr: Exprs,
     access: Accessor,
     mem: SSAValue,
     indices: Sequence[SSAValue],
@@ -47,7 +46,7 @@ def _box(
 
 
 def _run(value_index: int, memref_index: int, write: bool) -> AccessFn:
-    def fn(op: Operation, expr: Expr, access: Accessor) -> None:
+    def fn(op: Operation, expr: Exprs, access: Accessor) -> None:
         t = op.operands[value_index].type if write else op.results[0].type
         assert isinstance(t, VectorType)
         shape = t.get_shape()
@@ -62,7 +61,7 @@ def _run(value_index: int, memref_index: int, write: bool) -> AccessFn:
     return fn
 
 
-def _transfer(op: Operation, expr: Expr, access: Accessor) -> None:
+def _transfer(op: Operation, expr: Exprs, access: Accessor) -> None:
     assert isinstance(op, vector.TransferReadOp | vector.TransferWriteOp)
     write = isinstance(op, vector.TransferWriteOp)
     t = (op.vector if isinstance(op, vector.TransferWriteOp) else op.result).type
@@ -76,7 +75,7 @@ def _transfer(op: Operation, expr: Expr, access: Accessor) -> None:
     _box(op, expr, access, op.source, op.indices, sizes, write, why)
 
 
-def _masked(op: Operation, expr: Expr, access: Accessor) -> None:
+def _masked(op: Operation, expr: Exprs, access: Accessor) -> None:
     assert isinstance(op, vector.MaskedLoadOp | vector.MaskedStoreOp)
     n = len(op.indices)
     t = op.result.type if isinstance(op, vector.MaskedLoadOp) else op.value_to_store.type

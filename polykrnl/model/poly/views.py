@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -31,10 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, OpResult, SSAValue
 
-from polykrnl.model.poly.table import model_of
-
-if TYPE_CHECKING:
-    from polykrnl.model.poly.domains import Expr
+from polykrnl.model.poly.table import Exprs, model_of
 
 
 @dataclass(frozen=True)
@@ -60,7 +56,7 @@ def element_bytes(t: Attribute) -> int | None:
     return None
 
 
-def through_views(v: SSAValue, subs: Sequence[str], expr: Expr) -> Mapped:
+def through_views(v: SSAValue, subs: Sequence[str], expr: Exprs) -> Mapped:
     """The elements of the buffer behind the views that `v[subs]` is."""
     cur = list(subs)
     span = 1
@@ -126,7 +122,7 @@ _VIEW_DIM = re.compile(r"\b_a(\d+)\b")
 
 
 def region_through_views(
-    v: SSAValue, region: Sequence[tuple[str, str]], expr: Expr
+    v: SSAValue, region: Sequence[tuple[str, str]], expr: Exprs
 ) -> list[tuple[str, str]] | None:
     """A region of view `v` (constraints on its subscripts `_a0, _a1, ...`) as a region of
     the buffer behind: the view's subscripts become existential variables, tied to the

@@ -69,7 +69,7 @@ def _call(kernel: Any, values: dict[str, Any]) -> Callable[[], Any]:
 
 
 def main() -> None:
-    from polykrnl.runner import make_inputs
+    from polykrnl.inputs import make_inputs
 
     rng = np.random.default_rng(0)
     print("| kernel | target | guarded | unguarded | guard per call | ratio |")

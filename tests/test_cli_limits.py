@@ -9,7 +9,7 @@ import numpy as np
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.runner import (
+from polykrnl.reference_work import (
     MAX_REFERENCE_STEPS,
     NOTICE_REFERENCE_STEPS,
     REFERENCE_RATE,

@@ -28,9 +28,10 @@ from xdsl.dialects.builtin import MemRefType
 
 import polykrnl as pk
 from polykrnl.cli import main
+from polykrnl.inputs import make_inputs
 from polykrnl.model.interpreter import scalar_dtype
 from polykrnl.pipeline import Schedule
-from polykrnl.runner import compare, make_inputs, reassociation_tolerance
+from polykrnl.tolerance import compare, reassociation_tolerance
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "corpus"

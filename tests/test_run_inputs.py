@@ -17,7 +17,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 # Gather along axis 0 with onnx-mlir's normalization of negative indices, and a
 # reduction over data-given axes: `idx` indexes x's 5 rows, `axes` a 3-flag buffer.

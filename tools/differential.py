@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 import polykrnl as pk
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 # tools/ holds scripts, not a package: the program generator is a sibling file.
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -8,7 +8,7 @@ Regenerate them after a reviewed change with
 `POLYKRNL_UPDATE_GOLDEN=1 python -m pytest tests/codegen/test_golden_sources.py`
 and review the diff: a golden file records what the generator writes, not
 that it is right. That is why each case also runs the kernel on random inputs
-(``polykrnl.runner.make_inputs``) against ``pk.run_reference``: bit for bit
+(``polykrnl.inputs.make_inputs``) against ``pk.run_reference``: bit for bit
 when ``kernel.exact``, else within the reassociation bound of ``_close``.
 """
 
@@ -27,7 +27,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.codegen.kernel import NumpyKernel
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 ROOT = Path(__file__).parent.parent.parent
 GOLDEN = Path(__file__).parent / "golden"

@@ -25,7 +25,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.codegen import numba_kernel
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 pytest.importorskip("numba", reason="the Numba target needs the extra polykrnl[numba]")
 
@@ -361,7 +361,7 @@ def test_on_disk_cache_serves_a_second_process(tmp_path: Path, source: str, func
         import numpy as np, polykrnl as pk
         fn = pk.load({str(path)!r})[{func!r}]
         k = pk.schedule(fn).to_numba()
-        from polykrnl.runner import make_inputs
+        from polykrnl.inputs import make_inputs
         args = make_inputs(fn, {{}}, seed=0, size=8)
         k(**args)
         stats = k.dispatcher.stats

@@ -15,7 +15,7 @@ applied with ``force=True``. On top of its strategies, this file draws:
   so sometimes below the lower bound: an empty loop).
 
 Property: for the original order, and for the transformed schedule when it is
-legal, on random inputs (``polykrnl.runner.make_inputs``), ``to_numpy()``
+legal, on random inputs (``polykrnl.inputs.make_inputs``), ``to_numpy()``
 (vectorized, contractions allowed) gives what ``pk.run_reference`` gives: bit
 for bit when the kernel is ``exact`` or the arrays hold integers (a
 reassociated integer sum is the same sum modulo 2**64), else within
@@ -49,7 +49,7 @@ from hypothesis import HealthCheck, Phase, event, example, settings
 from hypothesis import strategies as st
 
 import polykrnl as pk
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 from tests.property_tiers import tiered
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.codegen.memory_ops import HELPERS
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 MOD = pk.load(Path(__file__).parent.parent / "corpus" / "parallel_threads.mlir")
 SIZES = {

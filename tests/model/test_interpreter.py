@@ -19,8 +19,8 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
+from polykrnl.inputs import make_inputs
 from polykrnl.model.interpreter import unregister_call
-from polykrnl.runner import make_inputs
 
 
 def fn(text: str, name: str) -> pk.Function:

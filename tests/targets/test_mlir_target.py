@@ -16,7 +16,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 from polykrnl.targets.mlir import MLIR, MlirKernel, missing_tools, native, to_mlir
 
 pytestmark = pytest.mark.skipif(

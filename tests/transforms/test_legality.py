@@ -14,7 +14,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 LEGALITY = Path(__file__).parent / "legality"
 

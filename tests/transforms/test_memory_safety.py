@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import polykrnl as pk
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 from polykrnl.transforms.memory_safety import memory_report
 from tests.bounds_programs import BMM, GATHER
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.runner import make_inputs
+from polykrnl.inputs import make_inputs
 
 ROOT = Path(__file__).parent.parent
 FILES = sorted(

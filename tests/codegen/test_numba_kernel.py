@@ -101,7 +101,7 @@ def _check(fn: pk.Function, kernel: numba_kernel.NumbaKernel) -> None:
     ), f"{r1!r} != {r2!r}\n{kernel.source}"
 
 
-def _params() -> list[Any]:
+def _cases() -> list[Any]:
     out, seen = [], set()
     for path, name in PROGRAMS:
         key = f"{path.stem}:{name}"
@@ -111,7 +111,7 @@ def _params() -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize(("path", "name"), _params())
+@pytest.mark.parametrize(("path", "name"), _cases())
 def test_numba_kernel_equals_the_reference(path: Path, name: str) -> None:
     fn = load(path)[name]
     key = f"{path.stem}:{name}"

@@ -1,5 +1,6 @@
-"""Test tiers: ``python -m pytest -q -m "not slow"`` is the fast tier (under a minute); the
-plain run is everything (the `slow` marker: pyproject.toml; property tests: property_tiers.py)."""
+"""Test tiers: ``python -m pytest -q -m "not slow"`` is the fast tier (README gives its time);
+the plain run is everything (the `slow` marker: pyproject.toml; property tests and SIZED
+tests: property_tiers.py; the sampled parametrizations: SAMPLED below)."""
 
 from __future__ import annotations
 

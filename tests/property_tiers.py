@@ -6,6 +6,11 @@ max_examples, marked slow, and ``[few]`` with `few`. Explicit ``@example`` input
 decorator) run in both. tests/conftest.py drops ``[few]`` where ``[all]`` of the same test is
 selected too, so a run without ``-m`` draws each property's examples once, and
 ``-m "not slow"`` still draws a few of each.
+
+``@SIZED`` does the same for a test that is not a property (a bounded campaign, a long
+parametrization): it takes ``tier`` (FEW or ALL) and picks its size by it, e.g.
+``programs = 12 if tier == FEW else 60``; ``[few]`` runs in the fast tier, ``[all]`` is
+slow, and a run that selects both keeps ``[all]`` only.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from hypothesis import given, settings
 from hypothesis.strategies import SearchStrategy
 
 PARAM = "hypothesis_examples"
+TIER = "tier"
 FEW, ALL = "few", "all"
+TIERS = [pytest.param(FEW, id=FEW), pytest.param(ALL, id=ALL, marks=pytest.mark.slow)]
+SIZED = pytest.mark.parametrize(TIER, TIERS)
 
 
 def tiered(
@@ -37,7 +45,6 @@ def tiered(
         # __wrapped__ would make pytest read the strategies' arguments as fixtures.
         run.__name__, run.__qualname__ = test.__name__, test.__qualname__
         run.__module__, run.__doc__ = test.__module__, test.__doc__
-        tiers = [pytest.param(FEW, id=FEW), pytest.param(ALL, id=ALL, marks=pytest.mark.slow)]
-        return pytest.mark.parametrize(PARAM, tiers)(run)
+        return pytest.mark.parametrize(PARAM, TIERS)(run)
 
     return decorate

@@ -1,8 +1,8 @@
 """A bounded differential campaign (tools/differential.py) over random Krnl programs.
 
-60 programs with 2 recipes each (seed 0): legal schedules give the reference's
-arrays in their own order and from both NumPy kernels, every witness of an
-illegal one is real, and nothing raises outside polykrnl's error hierarchy.
+60 programs with 2 recipes each (seed 0; 12 in the fast tier): legal schedules give
+the reference's arrays in their own order and from both NumPy kernels, every witness
+of an illegal one is real, and nothing raises outside polykrnl's error hierarchy.
 The campaign must meet both legal and illegal schedules, so that it can fail.
 
 Bugs the campaigns found in polykrnl each have their minimal reproducer below as a
@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
+from tests.property_tiers import FEW, SIZED
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from differential import campaign
@@ -43,9 +44,11 @@ func.func @f(%A: memref<4x4xf32>, %B: memref<6xf32>) {
 """
 
 
-def test_bounded_campaign_finds_no_disagreement() -> None:
-    res = campaign(seed=0, programs=60, recipes=2)
-    assert res.programs == 60
+@SIZED
+def test_bounded_campaign_finds_no_disagreement(tier: str) -> None:
+    programs = 12 if tier == FEW else 60
+    res = campaign(seed=0, programs=programs, recipes=2)
+    assert res.programs == programs
     assert res.legal > 0 and res.illegal > 0 and res.witnesses > 0, res.to_json()
     assert not res.findings, "\n\n".join(
         f"{f.kind}: {f.detail}\n{f.text}\n{f.script}" for f in res.findings
@@ -257,10 +260,13 @@ def test_legality_of_a_schedule_whose_tree_crashed_isl() -> None:
     assert done.stdout.strip() in ("True", "False")
 
 
-def test_bounded_pto_campaign_agrees_with_the_interpreter() -> None:
+@SIZED
+def test_bounded_pto_campaign_agrees_with_the_interpreter(tier: str) -> None:
     from differential_pto import campaign as pto_campaign
 
-    res = pto_campaign(seed=0, programs=80)
+    programs = 16 if tier == FEW else 80
+    res = pto_campaign(seed=0, programs=programs)
     assert not res.findings, "\n\n".join(res.findings[:3])
-    # The leg must actually lower and simulate most programs, or it tests nothing.
-    assert res.lowered >= 60 and res.compared >= 2 * 60
+    # The leg must actually lower and simulate most programs (3 in 4), or it tests nothing.
+    least = programs * 3 // 4
+    assert res.lowered >= least and res.compared >= 2 * least

@@ -11,6 +11,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.model.parser import context
+from tests.parsed import load
 
 
 def test_every_op_that_parses_has_a_row() -> None:
@@ -99,7 +100,7 @@ def test_ops_the_statement_writer_handles_compile_in_some_corpus_program() -> No
     # test registers one (test_krnl_call_reaches_registered_functions_with_their_keywords).
     untested = {op.name for op in STRUCTURAL_OPS} - {"krnl.call"}
     for path in sorted(files):
-        for fn in pk.load(path).functions:
+        for fn in load(path).functions:
             if not fn.op.body.blocks:
                 continue
             used = {op.name for op in fn.op.walk()} & untested

@@ -36,6 +36,7 @@ import pytest
 from xdsl.dialects.builtin import IndexType
 
 import polykrnl as pk
+from tests.parsed import load
 
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 
@@ -118,7 +119,7 @@ TIERED = [pytest.param(k, id=k, marks=[] if k in FAST else [pytest.mark.slow]) f
 
 @cache
 def _module(kernel: str) -> pk.Module:
-    mod = pk.load(KERNEL_DIR / f"{kernel}.mlir")
+    mod = load(KERNEL_DIR / f"{kernel}.mlir")
     pk.verify(mod)
     return mod
 

@@ -28,6 +28,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.codegen.kernel import NumpyKernel
 from polykrnl.inputs import make_inputs
+from tests.parsed import load
 
 ROOT = Path(__file__).parent.parent.parent
 GOLDEN = Path(__file__).parent / "golden"
@@ -74,7 +75,7 @@ _KERNELS: dict[str, NumpyKernel] = {}
 
 @cache  # each file parsed and verified once: the tests only read the programs
 def _verified(path: str) -> pk.Module:
-    mod = pk.load(ROOT / path)
+    mod = load(ROOT / path)
     pk.verify(mod)
     return mod
 

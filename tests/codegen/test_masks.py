@@ -16,6 +16,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.inputs import make_inputs
+from tests.parsed import load
 
 ROOT = Path(__file__).parent.parent.parent
 MASKED = "over their bounding box, stores masked"
@@ -92,7 +93,7 @@ def _same_as_reference(fn: pk.Function, args: dict[str, Any]) -> None:
 @pytest.mark.parametrize("kernel", ["syrk", "covariance"])
 @pytest.mark.parametrize(("n", "m"), [(0, 0), (1, 1), (2, 3), (6, 4), (11, 9)])
 def test_polybench_triangles_equal_the_interpreter(kernel: str, n: int, m: int) -> None:
-    mod = pk.load(ROOT / "benchmarks" / "polybench" / f"{kernel}.mlir")
+    mod = load(ROOT / "benchmarks" / "polybench" / f"{kernel}.mlir")
     rng = np.random.default_rng(n * 10 + m)
     for fn in mod.functions:
         if kernel == "syrk":
@@ -118,7 +119,7 @@ def test_polybench_triangles_equal_the_interpreter(kernel: str, n: int, m: int) 
 
 @pytest.mark.parametrize("kernel", ["syrk", "covariance"])
 def test_polybench_triangles_are_masked_not_row_loops(kernel: str) -> None:
-    mod = pk.load(ROOT / "benchmarks" / "polybench" / f"{kernel}.mlir")
+    mod = load(ROOT / "benchmarks" / "polybench" / f"{kernel}.mlir")
     source = pk.schedule(mod[kernel]).to_numpy().source
     assert MASKED in source
     assert "for " not in source.split("import numpy as np", 1)[1], source

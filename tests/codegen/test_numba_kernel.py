@@ -26,6 +26,8 @@ import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.codegen import numba_kernel
 from polykrnl.inputs import make_inputs
+from tests.parsed import load
+from tests.property_tiers import FEW, SIZED
 
 pytest.importorskip("numba", reason="the Numba target needs the extra polykrnl[numba]")
 
@@ -40,7 +42,6 @@ FILES = sorted(
     ]
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
-load = cache(pk.load)
 PROGRAMS = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 # file stem:function -> what the Numba target refuses in it (checked: it must refuse).
@@ -59,13 +60,14 @@ UNSUPPORTED: dict[str, str] = {
 
 # Representative programs for the fast tier (each Numba compilation takes about half a
 # second): tiles and parallel loops, reductions through iter_args, min/max helpers,
-# integer arithmetic, returned allocations, views, a PolyBench stencil.
+# integer arithmetic, returned allocations, views, a PolyBench stencil. (softmax, several
+# seconds to compile, waits for the whole suite.) A key names the first file that has it.
 FAST = {
     "gemm:gemm_tiled",
     "parallel_forms:scale_tiled",
     "parallel_forms:relu",
     "reduction_iter_args:count_positive",
-    "softmax:softmax_rows",
+    "reduction_iter_args:min_max",
     "onnx_returned_alloc:exp_result",
     "block_strided:partial_tile",
     "seidel_2d:seidel_2d",
@@ -99,12 +101,17 @@ def _check(fn: pk.Function, kernel: numba_kernel.NumbaKernel) -> None:
     ), f"{r1!r} != {r2!r}\n{kernel.source}"
 
 
-def _param(path: Path, name: str) -> Any:
-    key = f"{path.stem}:{name}"
-    return pytest.param(path, name, id=key, marks=[] if key in FAST else [pytest.mark.slow])
+def _cases() -> list[Any]:
+    out, seen = [], set()
+    for path, name in PROGRAMS:
+        key = f"{path.stem}:{name}"
+        fast = key in FAST and key not in seen
+        seen.add(key)
+        out.append(pytest.param(path, name, id=key, marks=[] if fast else [pytest.mark.slow]))
+    return out
 
 
-@pytest.mark.parametrize(("path", "name"), [_param(p, n) for p, n in PROGRAMS])
+@pytest.mark.parametrize(("path", "name"), _cases())
 def test_numba_kernel_equals_the_reference(path: Path, name: str) -> None:
     fn = load(path)[name]
     key = f"{path.stem}:{name}"
@@ -254,6 +261,13 @@ func.func @lower(%x: memref<?x?xf64>, %n: index) {
 """
 
 
+@cache
+def _triangle_kernel() -> tuple[pk.Function, numba_kernel.NumbaKernel]:
+    """Compiled once for every case below: each case runs it with its own n and threads."""
+    fn = pk.parse(PARALLEL_TRIANGLE)["lower"]
+    return fn, pk.schedule(fn).to_numba(cache=False)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 8])
 def test_parallel_triangle_rows_go_to_threads_cyclically(n: int, threads: int) -> None:
@@ -261,8 +275,7 @@ def test_parallel_triangle_rows_go_to_threads_cyclically(n: int, threads: int) -
     blocks of consecutive rows; a rectangle keeps the plain prange (test above)."""
     import numba
 
-    fn = pk.parse(PARALLEL_TRIANGLE)["lower"]
-    kernel = pk.schedule(fn).to_numba(cache=False)
+    fn, kernel = _triangle_kernel()
     assert kernel.parallel_loops == {"i": "prange"}
     assert "for i_c in prange(256):" in kernel.source, kernel.source
     assert "for i in range(i_c, n, 256):" in kernel.source
@@ -343,41 +356,42 @@ def test_missing_numba_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     assert "polykrnl[numba]" in (info.value.hint or "")
 
 
-@pytest.mark.parametrize(
-    ("source", "func"),
-    [("gemm", "gemm_tiled"), ("triangle", "lower")],  # the triangle's prange is cyclic
-)
-def test_on_disk_cache_serves_a_second_process(tmp_path: Path, source: str, func: str) -> None:
+@SIZED
+def test_on_disk_cache_serves_a_second_process(tmp_path: Path, tier: str) -> None:
     """With cache=True the module is a file in POLYKRNL_CACHE_DIR and Numba's cache
-    next to it: a second process loads the compiled kernel instead of compiling."""
-    path = ROOT / "corpus" / "gemm.mlir"
-    if source == "triangle":
-        path = tmp_path / "triangle.mlir"
-        path.write_text(PARALLEL_TRIANGLE)
+    next to it: a second process loads the compiled kernel instead of compiling. A tiled
+    gemm, and with all tiers the triangle too, whose prange is cyclic (two per process)."""
+    triangle = tmp_path / "triangle.mlir"
+    triangle.write_text(PARALLEL_TRIANGLE)
+    kernels = [(ROOT / "corpus" / "gemm.mlir", "gemm_tiled"), (triangle, "lower")]
+    if tier == FEW:
+        kernels = kernels[:1]
+    names = [f for _, f in kernels]
     script = textwrap.dedent(
         f"""
         import warnings
         warnings.simplefilter("error")  # Numba warns when it cannot cache
         import numpy as np, polykrnl as pk
-        fn = pk.load({str(path)!r})[{func!r}]
-        k = pk.schedule(fn).to_numba()
         from polykrnl.inputs import make_inputs
-        args = make_inputs(fn, {{}}, seed=0, size=8)
-        k(**args)
-        stats = k.dispatcher.stats
-        print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+        for path, func in {[(str(p), f) for p, f in kernels]!r}:
+            fn = pk.load(path)[func]
+            k = pk.schedule(fn).to_numba()
+            args = make_inputs(fn, {{}}, seed=0, size=8)
+            k(**args)
+            stats = k.dispatcher.stats
+            print(func, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
         """
     )
     env = {**__import__("os").environ, "POLYKRNL_CACHE_DIR": str(tmp_path)}
     runs = [
         subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-        ).stdout.split()
+        ).stdout.splitlines()
         for _ in range(2)
     ]
-    assert runs[0] == ["0", "1"]  # compiled (and saved)
-    assert runs[1] == ["1", "0"]  # loaded from the cache
-    assert list((tmp_path / "numba").glob("_polykrnl_numba_*.py"))
+    assert runs[0] == [f"{f} 0 1" for f in names]  # compiled (and saved)
+    assert runs[1] == [f"{f} 1 0" for f in names]  # loaded from the cache
+    assert len(list((tmp_path / "numba").glob("_polykrnl_numba_*.py"))) == len(kernels)
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:

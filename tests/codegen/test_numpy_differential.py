@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.inputs import make_inputs
+from tests.parsed import load
 
 ROOT = Path(__file__).parent.parent
 FILES = sorted(
@@ -30,7 +30,6 @@ FILES = sorted(
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
 # Each file parsed once: the tests only read the programs (parsing is much of their time).
-load = cache(pk.load)
 PROGRAMS = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 # file stem:function -> why the NumPy generator refuses it (checked below: it must fail).

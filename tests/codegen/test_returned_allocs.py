@@ -23,13 +23,14 @@ import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.model.poly import poly_program
 from polykrnl.transforms.dependences import dependences
+from tests.parsed import load
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 RNG = np.random.default_rng(15)
 
 
 def _fn(file: str, name: str) -> pk.Function:
-    return pk.load(CORPUS / file)[name]
+    return load(CORPUS / file)[name]
 
 
 def _runs(fn: pk.Function) -> list[Callable[..., Any]]:

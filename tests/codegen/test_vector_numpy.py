@@ -9,14 +9,14 @@ the lanes the interpreter moves (padding, masks, permutation maps).
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import io
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import polykrnl as pk
+from polykrnl.cli import main
 from tests.model.test_vector_ops import LANE_CASTS, MASKED, TRANSFERS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +40,12 @@ def test_simd_main_loop_and_remainder(name: str, n: int) -> None:
 
 
 def test_cli_run_verify_on_the_simd_program() -> None:
+    # In-process (a new process is tests/test_cli_numpy.py's console-script test).
     for name in ("simd_add_1000", "simd_add_1003"):
-        done = subprocess.run(
-            [sys.executable, "-m", "polykrnl.cli", "run", str(SIMD), "--func", name, "--verify"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "verify: ok, exactly equal to the reference" in done.stdout
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", str(SIMD), "--func", name, "--verify"], out=out, err=err)
+        assert code == 0, out.getvalue() + err.getvalue()
+        assert "verify: ok, exactly equal to the reference" in out.getvalue()
 
 
 def test_lane_casts_and_integer_ops_kernel_equals_interpreter() -> None:

@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 
 import polykrnl as pk
+from tests.parsed import load
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 RNG = np.random.default_rng(5)
 
 
 def _fn(file: str, name: str) -> pk.Function:
-    return pk.load(CORPUS / file)[name]
+    return load(CORPUS / file)[name]
 
 
 def test_an_allocated_result_is_returned() -> None:

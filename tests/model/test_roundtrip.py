@@ -15,7 +15,6 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -34,14 +33,14 @@ from polykrnl.model.dialect import (
     StoreOp,
 )
 from polykrnl.model.ir import Module
-from polykrnl.model.parser import load, parse
+from polykrnl.model.parser import parse
+from tests.parsed import load as parsed
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FILES = sorted(CORPUS.glob("*.mlir"))
 IDS = [f.stem for f in FILES]
-# Each file parsed once by the tests below (their CLI runs parse their own); parsing is most
-# of their time.
-parsed = cache(load)
+# `parsed`: each file parsed once in the session (the CLI runs below parse their own);
+# parsing is most of these tests' time.
 
 # The op list of record: every `krnl.*` heading of the Krnl op reference
 # (onnx-mlir's docs/Dialects/krnl.md), in its order.

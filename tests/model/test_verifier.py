@@ -26,6 +26,7 @@ from polykrnl.model.dialect.checks import SelfChecks
 from polykrnl.model.nest import build_nest, constant_trip_count, trip_count_divisor
 from polykrnl.model.parser import parse
 from polykrnl.model.verifier import diagnostics, verify
+from tests.parsed import load
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -1033,7 +1034,7 @@ def test_corpus_has_semantic_programs() -> None:
 
 @pytest.mark.parametrize("path", _semantic_corpus(), ids=lambda p: p.name)
 def test_semantic_corpus_verifies(path: Path) -> None:
-    found = diagnostics(pk.load(path))
+    found = diagnostics(load(path))
     assert found == [], "\n".join(d.render() for d in found)
 
 

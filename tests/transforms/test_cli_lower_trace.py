@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from polykrnl.cli import main
+from tests.property_tiers import FEW, SIZED
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 RECIPES = Path(__file__).resolve().parent / "recipes"
@@ -201,9 +202,12 @@ def test_lower_json_shape_follows_the_command_line(program: Path, tmp_path: Path
     assert json.loads(out) == [tiled]
 
 
-def test_lower_every_corpus_file_without_a_traceback() -> None:
-    # In-process: an internal exception would escape main() and fail the test.
-    for path in sorted(CORPUS.glob("*.mlir")):
+@SIZED
+def test_lower_every_corpus_file_without_a_traceback(tier: str) -> None:
+    # In-process: an internal exception would escape main() and fail the test. The fast
+    # tier lowers every third file.
+    paths = sorted(CORPUS.glob("*.mlir"))
+    for path in paths[::3] if tier == FEW else paths:
         code, out, err = _cli("lower", path)
         if code != 0:
             _bad(code, out, err)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.transforms.legality_report import Instance, Violation
+from tests.parsed import load
 
 HERE = Path(__file__).parent / "legality"
 
@@ -34,7 +34,6 @@ def _cases() -> ModuleType:
 
 CASES: list[dict[str, Any]] = _cases().CASES
 # Each kernel file parsed once: the tests only read the programs (parsing is much of their time).
-load = cache(pk.load)
 
 
 def _replay(case: dict[str, Any]) -> pk.Schedule:

@@ -7,6 +7,7 @@ them, must give the same verdicts.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import islpy as isl
@@ -20,6 +21,7 @@ from polykrnl.transforms.dependences import (
     kept_dependences,
     nest_dependences,
 )
+from tests.parsed import load
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "tests" / "corpus").glob("*.mlir")) + sorted(
@@ -27,25 +29,27 @@ FILES = sorted((ROOT / "tests" / "corpus").glob("*.mlir")) + sorted(
 )
 
 
+@cache
+def _program(path: str, name: str) -> PolyProgram:
+    """The function's model, built once (at collection) for its test (which only reads it)."""
+    return pk.poly_program(load(ROOT / path)[name])
+
+
 def _functions() -> list[tuple[str, str]]:
     """Every function of the corpus and of PolyBench that has a polyhedral model."""
     out = []
     for path in FILES:
         try:
-            module = pk.load(path)
+            module = load(path)
         except pk.PolykrnlError:
             continue
         for fn in module.functions:
             try:
-                pk.poly_program(fn)
+                _program(str(path.relative_to(ROOT)), fn.name)
             except pk.PolykrnlError:
                 continue
             out.append((str(path.relative_to(ROOT)), fn.name))
     return out
-
-
-def _program(path: str, name: str) -> PolyProgram:
-    return pk.poly_program(pk.load(ROOT / path)[name])
 
 
 def _key(d: Dependence) -> tuple[str, str, str, str, bool]:

@@ -17,6 +17,7 @@ import polykrnl as pk
 from polykrnl.model import dialect as k
 from polykrnl.model.nest import Loop
 from polykrnl.model.poly import PLoop, PNode, PolyProgram, poly_program
+from tests.parsed import load
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 RECIPE_OPS = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
@@ -25,7 +26,7 @@ RECIPE_OPS = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 def _functions_with_a_recipe() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for path in sorted(CORPUS.glob("*.mlir")):
-        mod = pk.load(path)
+        mod = load(path)
         for fn in mod.functions:
             if any(isinstance(op, RECIPE_OPS) for op in fn.op.walk()):
                 out.append((path.name, fn.name))
@@ -41,7 +42,7 @@ def test_the_corpus_has_recipes_to_compare() -> None:
 
 @pytest.mark.parametrize(("file", "func"), CASES, ids=[f"{f}:{n}" for f, n in CASES])
 def test_nest_and_schedule_make_the_same_loops(file: str, func: str) -> None:
-    fn = pk.load(CORPUS / file)[func]
+    fn = load(CORPUS / file)[func]
     try:
         sched = pk.schedule(fn, force=True)
     except pk.UnsupportedError as e:

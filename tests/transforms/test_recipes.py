@@ -18,6 +18,7 @@ from types import ModuleType
 import pytest
 
 import polykrnl as pk
+from tests.parsed import load
 
 RECIPES = Path(__file__).parent / "recipes"
 NAMES = sorted(p.stem for p in RECIPES.glob("*.mlir"))
@@ -33,7 +34,7 @@ def _trace_module(name: str) -> ModuleType:
 
 
 def _schedule(name: str) -> pk.Schedule:
-    mod = pk.load(RECIPES / f"{name}.mlir")
+    mod = load(RECIPES / f"{name}.mlir")
     pk.verify(mod)
     (fn,) = mod.functions
     return pk.schedule(fn)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.inputs import make_inputs
+from tests.parsed import load
 
 ROOT = Path(__file__).parent.parent
 FILES = sorted(
@@ -20,7 +20,6 @@ FILES = sorted(
     if "syntax-only" not in p.read_text().splitlines()[0]
 )
 # Each file parsed once: the tests only read the programs (parsing is much of their time).
-load = cache(pk.load)
 CASES = [(p, fn.name) for p in FILES for fn in load(p).functions]
 
 

@@ -6,15 +6,14 @@ give back a schedule with the same loops and the same trace.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 import polykrnl as pk
+from tests.parsed import load
 
 CORPUS = Path(__file__).parent.parent / "corpus"
-load = cache(pk.load)
 
 # (file, function, parameter values): every function here has a krnl.block, and its
 # iterate lists name the block's handles.

@@ -17,6 +17,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
+from tests.parsed import load
 
 FORK = Path(__file__).parent.parent / "corpus" / "parallel_fork.mlir"
 
@@ -167,7 +168,7 @@ def _fork_inputs(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_parallel_fork_is_proven_parallel_because_its_branch_conditions_are_affine() -> None:
-    fn = pk.load(str(FORK))["parallel_fork"]
+    fn = load(str(FORK))["parallel_fork"]
     report = pk.check(fn)
     assert report.verdict == "legal" and report.legal
     assert {lv.loop: lv.status for lv in report.loops}["t"] == "parallel"
@@ -184,7 +185,7 @@ def test_parallel_fork_is_proven_parallel_because_its_branch_conditions_are_affi
 def test_parallel_fork_kernels_agree_with_the_interpreter(target: str) -> None:
     if target == "numba":
         pytest.importorskip("numba", reason="the Numba target needs polykrnl[numba]")
-    fn = pk.load(str(FORK))["parallel_fork"]
+    fn = load(str(FORK))["parallel_fork"]
     a, b = _fork_inputs(0)
     want = b.copy()
     pk.run_reference(fn, A=a.copy(), B=want)
@@ -198,7 +199,7 @@ def test_parallel_fork_kernels_agree_with_the_interpreter(target: str) -> None:
 def test_affine_if_fork_kernels_agree_with_the_interpreter(target: str, h: int) -> None:
     if target == "numba":
         pytest.importorskip("numba", reason="the Numba target needs polykrnl[numba]")
-    fn = pk.load(str(FORK))["affine_fork"]
+    fn = load(str(FORK))["affine_fork"]
     assert pk.check(fn).verdict == "legal"
     a, b = _fork_inputs(h + 20)
     want = b.copy()

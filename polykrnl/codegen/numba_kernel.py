@@ -20,7 +20,6 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,6 +33,7 @@ from xdsl.ir import Attribute
 
 from polykrnl import display
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
+from polykrnl.codegen.cache_dir import cache_dir
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
@@ -330,20 +330,5 @@ def _typed_result(value: Any, t: Attribute) -> Any:
 
 
 def _cache_dir() -> Path:
-    """Where cached kernel modules live (made if missing; a temporary one if it cannot be)."""
-    env = os.environ.get("POLYKRNL_CACHE_DIR")
-    if env:
-        base = Path(env)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "polykrnl"
-    path = base / "numba"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError:
-        path = Path(tempfile.gettempdir()) / f"polykrnl-numba-{os.getuid()}"
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Where cached kernel modules live (codegen/cache_dir.py)."""
+    return cache_dir("numba")

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from polykrnl.codegen.cache_dir import cache_dir as shared_cache_dir
 from polykrnl.errors import UnsupportedError
 
 TOOLS = ("mlir-opt-19", "mlir-translate-19", "clang-19")
@@ -86,23 +87,8 @@ def pipeline(parallel: bool) -> list[str]:
 
 
 def cache_dir() -> Path:
-    """Where compiled kernels live (made if missing; a temporary one if it cannot be)."""
-    env = os.environ.get("POLYKRNL_CACHE_DIR")
-    if env:
-        base = Path(env)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "polykrnl"
-    path = base / "mlir"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError:
-        path = Path(tempfile.gettempdir()) / f"polykrnl-mlir-{os.getuid()}"
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Where the MLIR target's libraries live (codegen/cache_dir.py)."""
+    return shared_cache_dir("mlir")
 
 
 def compile_library(source: str, parallel: bool) -> Path:

@@ -181,6 +181,17 @@ def _analysis_verbs(sub: Any, handlers: Mapping[str, Handler]) -> None:
     sp.set_defaults(handler=handlers["trace"])
 
 
+def _module_arguments(tp: argparse.ArgumentParser) -> None:
+    """FILE, --func and -o of the emit verbs that write one module for a whole file."""
+    tp.add_argument("file", help=_FILE)
+    tp.add_argument(
+        "--func", help="only this function (default: every function of the file, in one module)"
+    )
+    tp.add_argument(
+        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
+    )
+
+
 def _emit_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
     """emit numpy / numba / mlir / pto: generated code to a file or standard output."""
     sp = _verb(
@@ -197,13 +208,7 @@ def _emit_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
         "a standalone Python module that imports only numpy: one function per Krnl "
         "function, after its recipe",
     )
-    tp.add_argument("file", help=_FILE)
-    tp.add_argument(
-        "--func", help="only this function (default: every function of the file, in one module)"
-    )
-    tp.add_argument(
-        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
-    )
+    _module_arguments(tp)
     tp.add_argument(
         "--threads",
         action="store_true",
@@ -217,13 +222,7 @@ def _emit_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
         "a Python module of Numba @njit functions (needs polykrnl[numba]): scalar loops "
         "in the schedule's order, krnl.parallel loops as prange",
     )
-    tp.add_argument("file", help=_FILE)
-    tp.add_argument(
-        "--func", help="only this function (default: every function of the file, in one module)"
-    )
-    tp.add_argument(
-        "-o", "--output", metavar="OUT", help="write the module to OUT (default: standard output)"
-    )
+    _module_arguments(tp)
     tp.add_argument(
         "--sequential", action="store_true", help="krnl.parallel loops as plain range loops"
     )

@@ -255,7 +255,6 @@ class _Leave:
     bad: isl.Set
     needed: isl.PwAff
     runs: isl.Set  # the parameter values for which the access runs at all
-    unbounded: bool = False  # no bound along the dimension: nothing proven
 
 
 @functools.lru_cache(maxsize=1024)
@@ -324,10 +323,15 @@ def call_context(program: PolyProgram) -> isl.Set:
     return ctx
 
 
-def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> list[_Leave]:
+def _leaves(
+    program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set
+) -> tuple[list[_Leave], list[tuple[int, Side]]]:
+    """Where access `a` leaves its array, per dimension and side; and the dimensions and
+    sides along which its elements have no bound (a flat region the model cannot split
+    into rows), where nothing is proven."""
     info = program.arrays.get(a.array)
     if info is None or info.virtual or a.clips:
-        return []
+        return [], []
     rng = a.addressed.intersect_domain(stmt.domain).intersect_params(ctx).range()
     n_private = rng.dim(isl.dim_type.set) - len(info.shape)
     name = rng.get_tuple_name()
@@ -344,15 +348,16 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
     lows = () if within("lower", checked) else checked
     highs = tuple(d for d in checked if not within("upper", (d,)))
     if not lows and not highs:
-        return []
+        return [], []
     rng = rng.coalesce()
     out: list[_Leave] = []
+    unbounded: list[tuple[int, Side]] = []
     for d in checked:
         pos = n_private + d
         if d in highs:
             hi = _bound(rng, pos, "max")
             if hi is None:
-                out.append(_unbounded(a, stmt, d, "upper"))
+                unbounded.append((d, "upper"))
             else:
                 size = info.shape[d]
                 assert size is not None  # `checked` has only dimensions with an extent
@@ -365,7 +370,7 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
         if d in lows:
             lo = _bound(rng, pos, "min")
             if lo is None:
-                out.append(_unbounded(a, stmt, d, "lower"))
+                unbounded.append((d, "lower"))
                 continue
             zero = isl.PwAff.val_on_domain(
                 isl.Set.universe(lo.get_domain_space()), isl.Val.zero(lo.get_ctx())
@@ -375,7 +380,7 @@ def _leaves(program: PolyProgram, stmt: Statement, a: Access, ctx: isl.Set) -> l
                 out.append(
                     _Leave(a, stmt, d, "lower", bad_lo, lo.intersect_domain(bad_lo), lo.domain())
                 )
-    return out
+    return out, unbounded
 
 
 def _bound(rng: isl.Set, pos: int, which: str) -> isl.PwAff | None:
@@ -390,26 +395,13 @@ def _bound(rng: isl.Set, pos: int, which: str) -> isl.PwAff | None:
     return pa
 
 
-def _unbounded(a: Access, stmt: Statement, d: int, side: Side) -> _Leave:
-    """An access whose elements have no bound along a dimension (a flat region the
-    model cannot split into rows): it may leave the array for every size."""
-    space = a.relation.get_space().params()
-    universe = isl.Set.universe(space)
-    zero = isl.PwAff.val_on_domain(universe, isl.Val.zero(space.get_ctx()))
-    return _Leave(a, stmt, d, side, isl.Set.empty(space), zero, universe, unbounded=True)
-
-
 def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -> OutOfBounds:
-    """A concrete instance of `leave`, at the smallest parameter values of `bad`."""
+    """A concrete instance of `leave`, at the (lexicographically) smallest parameter values
+    of `bad`."""
     a, stmt = leave.access, leave.stmt
     info = program.arrays[a.array]
     involved = bad.gist(call_context(program))
-    sizes = bad.lexmin() if bad.dim(isl.dim_type.param) else bad
-    sizes = sizes if not sizes.is_empty() else bad
-    pick = sizes.sample_point()
-    fixed = a.addressed.intersect_domain(stmt.domain).intersect_params(
-        isl.Set.from_point(pick) if not pick.is_void() else sizes
-    )
+    fixed = a.addressed.intersect_domain(stmt.domain).intersect_params(_smallest(bad))
     n_private = fixed.dim(isl.dim_type.out) - len(info.shape)
     pos = n_private + leave.dim
     size = info.shape[leave.dim]
@@ -444,6 +436,26 @@ def _witness(program: PolyProgram, leave: _Leave, certain: bool, bad: isl.Set) -
         certain=certain,
         data_dims=a.data_dims,
     )
+
+
+def _smallest(bad: isl.Set) -> isl.Set:
+    """The lexicographically smallest parameter values of `bad` (a set over parameters),
+    as a one-point set; `bad` itself when it has no smallest point (unbounded below)."""
+    n = bad.dim(isl.dim_type.param)
+    if n == 0:
+        return bad
+    # isl minimizes set dimensions, not parameters: move them over and back.
+    try:
+        least = bad.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n).lexmin()
+    except isl.Error:  # an index argument unbounded below
+        return bad
+    if least.is_empty():
+        return bad
+    point = least.sample_point()
+    names = [str(bad.get_dim_name(isl.dim_type.param, i)) for i in range(n)]
+    values = [int(point.get_coordinate_val(isl.dim_type.set, i).to_python()) for i in range(n)]
+    cond = " and ".join(f"{p} = {v}" for p, v in zip(names, values, strict=True))
+    return isl.Set(f"[{', '.join(names)}] -> {{ : {cond} }}")
 
 
 def _involves(s: isl.Set, name: str) -> bool:
@@ -534,15 +546,13 @@ def _facts(program: PolyProgram, ctx: isl.Set) -> dict[str, _ArrayFacts]:
             # A may-access only for its subscripts read from data still runs whenever its
             # statement does: its affine dimensions are certain.
             certain = not a.may or bool(a.data_subscripts)
-            for lv in _leaves(program, stmt, a, ctx):
-                if lv.unbounded:
-                    facts.unknown.append(
-                        f"{_label(program, stmt, a)}: the elements it addresses have no "
-                        f"{'upper' if lv.side == 'upper' else 'lower'} bound along "
-                        f"dimension {lv.dim}"
-                    )
-                else:
-                    facts.leaves.append((lv, certain))
+            leaves, unbounded = _leaves(program, stmt, a, ctx)
+            facts.leaves += [(lv, certain) for lv in leaves]
+            facts.unknown += [
+                f"{_label(program, stmt, a)}: the elements it addresses have no {side} bound "
+                f"along dimension {d}"
+                for d, side in unbounded
+            ]
     return out
 
 
@@ -562,7 +572,7 @@ def _guard(program: PolyProgram, lv: _Leave) -> Guard:
 def _verdict(program: PolyProgram, name: str, facts: _ArrayFacts, ctx: isl.Set) -> ArraySafety:
     """One array's verdict from where its accesses leave it (see the module docstring)."""
     dd, uk = tuple(facts.data_dependent), tuple(facts.unknown)
-    leaves = leaves_of(facts.leaves)
+    leaves = [lv for lv, _ in facts.leaves]
     must = [lv for lv, certain in facts.leaves if certain]
     bad_must = _union([lv.bad for lv in must], ctx)
     bad_all = _union([lv.bad for lv in leaves], ctx)
@@ -613,10 +623,6 @@ def memory_report(program: PolyProgram) -> MemoryReport:
             proven_by_guards = False
     arrays = tuple(_verdict(program, name, f, ctx) for name, f in facts.items())
     return MemoryReport(program.function.name, arrays, tuple(guards.values()), proven_by_guards)
-
-
-def leaves_of(leaves: list[tuple[_Leave, bool]]) -> list[_Leave]:
-    return [lv for lv, _ in leaves]
 
 
 def refuse_unsafe(program: PolyProgram, params: Mapping[str, int], what: str) -> None:

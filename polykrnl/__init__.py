@@ -31,21 +31,22 @@ from polykrnl.errors import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from polykrnl.builder import ModuleBuilder
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.numba_kernel import NumbaKernel
-    from polykrnl.model.builder import ModuleBuilder
-    from polykrnl.model.interpreter import register_call, run_reference
-    from polykrnl.model.ir import Function, Module
-    from polykrnl.model.parser import load, parse
-    from polykrnl.model.poly import PolyProgram, poly_program
-    from polykrnl.model.verifier import verify
+    from polykrnl.interpreter import register_call
+    from polykrnl.ir import Function, Module
     from polykrnl.ops import SupportTable, supported_ops
     from polykrnl.pipeline import Schedule, check, schedule
     from polykrnl.pipeline import compile_function as compile
-    from polykrnl.tiles.kernel import PtoKernel
+    from polykrnl.poly import PolyProgram, poly_program
+    from polykrnl.reader.parser import load, parse
+    from polykrnl.reference import run_reference
+    from polykrnl.targets.pto.kernel import PtoKernel
     from polykrnl.transforms.legality_report import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
     from polykrnl.transforms.memory_safety import MemoryReport
+    from polykrnl.verifier import verify
 
     __version__: str
 
@@ -53,23 +54,23 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 _LAZY: dict[str, tuple[str, str]] = {
     "NumpyKernel": ("polykrnl.codegen.kernel", "NumpyKernel"),
     "NumbaKernel": ("polykrnl.codegen.numba_kernel", "NumbaKernel"),
-    "ModuleBuilder": ("polykrnl.model.builder", "ModuleBuilder"),
-    "register_call": ("polykrnl.model.interpreter", "register_call"),
-    "run_reference": ("polykrnl.model.interpreter", "run_reference"),
-    "Function": ("polykrnl.model.ir", "Function"),
-    "Module": ("polykrnl.model.ir", "Module"),
-    "load": ("polykrnl.model.parser", "load"),
-    "parse": ("polykrnl.model.parser", "parse"),
-    "PolyProgram": ("polykrnl.model.poly", "PolyProgram"),
-    "poly_program": ("polykrnl.model.poly", "poly_program"),
-    "verify": ("polykrnl.model.verifier", "verify"),
+    "ModuleBuilder": ("polykrnl.builder", "ModuleBuilder"),
+    "register_call": ("polykrnl.interpreter", "register_call"),
+    "run_reference": ("polykrnl.reference", "run_reference"),
+    "Function": ("polykrnl.ir", "Function"),
+    "Module": ("polykrnl.ir", "Module"),
+    "load": ("polykrnl.reader.parser", "load"),
+    "parse": ("polykrnl.reader.parser", "parse"),
+    "PolyProgram": ("polykrnl.poly", "PolyProgram"),
+    "poly_program": ("polykrnl.poly", "poly_program"),
+    "verify": ("polykrnl.verifier", "verify"),
     "SupportTable": ("polykrnl.ops", "SupportTable"),
     "supported_ops": ("polykrnl.ops", "supported_ops"),
     "Schedule": ("polykrnl.pipeline", "Schedule"),
     "check": ("polykrnl.pipeline", "check"),
     "schedule": ("polykrnl.pipeline", "schedule"),
     "compile": ("polykrnl.pipeline", "compile_function"),
-    "PtoKernel": ("polykrnl.tiles.kernel", "PtoKernel"),
+    "PtoKernel": ("polykrnl.targets.pto.kernel", "PtoKernel"),
     "LegalityReport": ("polykrnl.transforms.legality_report", "LegalityReport"),
     "LoopTree": ("polykrnl.transforms.looptree", "LoopTree"),
     "MemoryReport": ("polykrnl.transforms.memory_safety", "MemoryReport"),

@@ -22,7 +22,7 @@ from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError
 if TYPE_CHECKING:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.numba_kernel import NumbaKernel
-    from polykrnl.model.ir import Function, Module
+    from polykrnl.ir import Function, Module
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
@@ -65,8 +65,8 @@ def _definitions(module: Module) -> list[Function]:
 
 
 def _cmd_print(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     try:
@@ -97,8 +97,8 @@ def _cmd_ops(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     if not args.more:
         verify(load(args.file))
@@ -138,9 +138,9 @@ def _parse_run_params(items: Sequence[str]) -> dict[str, float]:
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
+    from polykrnl.reader.parser import load
     from polykrnl.runner import run_cli
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)  # as every other verb: a malformed program is reported, not run
@@ -162,9 +162,9 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.module_source import standalone_module
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)
@@ -184,9 +184,9 @@ def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.codegen.module_source import standalone_module
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)
@@ -205,10 +205,10 @@ def _cmd_emit_numba(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_emit_mlir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
     from polykrnl.runner import choose_function
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)
@@ -234,11 +234,11 @@ def _emit(out: TextIO, output: str | None, text: str, what: str) -> int:
 
 
 def _cmd_emit_pto(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
     from polykrnl.runner import choose_function
-    from polykrnl.tiles.types import arch
+    from polykrnl.targets.pto.types import arch
+    from polykrnl.verifier import verify
 
     target = arch(args.arch)  # an unknown name is refused before anything else
     sizes = _parse_params(args.param)
@@ -291,9 +291,9 @@ def _cmd_emit_pto(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cmd_lower(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.codegen.safe_text import comment_text
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)
@@ -313,10 +313,10 @@ def _cmd_lower(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_trace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import schedule
+    from polykrnl.reader.parser import load
     from polykrnl.runner import choose_function
+    from polykrnl.verifier import verify
 
     params = _parse_params(args.param)
     module = load(args.file)
@@ -334,9 +334,9 @@ def _cmd_trace(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.model.parser import load
-    from polykrnl.model.verifier import verify
     from polykrnl.pipeline import check
+    from polykrnl.reader.parser import load
+    from polykrnl.verifier import verify
 
     module = load(args.file)
     verify(module)

@@ -19,9 +19,9 @@ from xdsl.dialects import affine, arith, memref, vector
 from xdsl.dialects.builtin import IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from polykrnl.model import dialect as k
-from polykrnl.model import std_ext
-from polykrnl.model.ir import Function
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect import std_ext
+from polykrnl.ir import Function
 
 # Ops whose result is an index computed from an operand without leaving its range
 # by more than a constant shift (the `idx < 0 ? idx + n : idx` that onnx-mlir writes

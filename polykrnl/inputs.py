@@ -30,12 +30,12 @@ import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, Signedness
 from xdsl.ir import Attribute, SSAValue
 
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import ArgumentError, UnsupportedError
 from polykrnl.index_inputs import index_limits
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import memref_dtype, memref_shape
-from polykrnl.model.interpreter.memory import memory_limit
-from polykrnl.model.ir import Function
+from polykrnl.interpreter import memref_dtype, memref_shape
+from polykrnl.interpreter.memory import memory_limit
+from polykrnl.ir import Function
 
 DEFAULT_SIZE = 16
 

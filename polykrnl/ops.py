@@ -1,6 +1,6 @@
 """Which ops each stage of polykrnl supports: the table `polykrnl ops` prints.
 
-The table is read from the stages' own op tables (:mod:`polykrnl.model.registry`),
+The table is read from the stages' own op tables (:mod:`polykrnl.dialect.registry`),
 so it cannot disagree with what the stages do: a row says the op parses (its
 class is in the parsing context, with its structural checks in the class) and,
 per stage, whether the stage has an entry for its class; per code generation target
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 # The stages' op tables fill as their modules load.
-import polykrnl.model.interpreter
-import polykrnl.model.poly  # noqa: F401
+import polykrnl.interpreter
+import polykrnl.poly  # noqa: F401
+from polykrnl.dialect.registry import TABLES
 from polykrnl.display import html_table
-from polykrnl.model.parser import context
-from polykrnl.model.registry import TABLES
+from polykrnl.reader.parser import context
 from polykrnl.targets import TARGETS
 
 

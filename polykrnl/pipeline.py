@@ -5,7 +5,7 @@ with methods that delegate: the primitives (:mod:`polykrnl.transforms.primitives
 which it refuses when their result breaks a dependence the schedule kept (unless
 ``force=True``), legality, the loop tree, the trace and the Krnl text
 (:mod:`polykrnl.transforms`), the NumPy kernel (:mod:`polykrnl.codegen`) and the
-PTO kernel (:mod:`polykrnl.tiles`). Every primitive returns a new Schedule.
+PTO kernel (:mod:`polykrnl.targets.pto`). Every primitive returns a new Schedule.
 
 ``schedule(fn)``, ``check(fn)`` and ``compile_function(fn)`` are ``pk.schedule``,
 ``pk.check`` and ``pk.compile``.
@@ -25,10 +25,10 @@ from polykrnl.codegen.kernel import NumpyKernel
 from polykrnl.codegen.numba_kernel import NumbaKernel
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
 from polykrnl.errors import ScheduleError, UnsupportedError
-from polykrnl.model.ir import Function
-from polykrnl.model.poly.budget import bounded
+from polykrnl.ir import Function
+from polykrnl.poly.budget import bounded
 from polykrnl.targets.mlir import MlirKernel
-from polykrnl.tiles.kernel import PtoKernel
+from polykrnl.targets.pto.kernel import PtoKernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
 from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.looptree import LoopTree

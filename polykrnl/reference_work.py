@@ -13,12 +13,12 @@ from xdsl.dialects import affine, func
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import PolykrnlError
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import Interpreter
-from polykrnl.model.interpreter.core import Frame
-from polykrnl.model.ir import Function
-from polykrnl.model.poly import DimParam, poly_program
+from polykrnl.interpreter import Interpreter
+from polykrnl.interpreter.core import Frame
+from polykrnl.ir import Function
+from polykrnl.poly import DimParam, poly_program
 
 #: op executions the reference interpreter runs a second, typically (2.3e5 to 2.8e5
 #: on most programs of a 2-core machine, up to 2e6 where it runs vectors as arrays)

@@ -29,8 +29,8 @@ import numpy as np
 
 from polykrnl.errors import ArgumentError, InterpretError, PolykrnlError, UnsupportedError
 from polykrnl.inputs import DEFAULT_SIZE, load_inputs, make_inputs
-from polykrnl.model.interpreter import Interpreter
-from polykrnl.model.ir import Function, Module
+from polykrnl.interpreter import Interpreter
+from polykrnl.ir import Function, Module
 from polykrnl.reference_work import (
     MAX_REFERENCE_ITERATIONS,
     MAX_REFERENCE_STEPS,

@@ -1,6 +1,6 @@
 """A wall-clock limit for one CLI command: the work runs in a forked child process.
 
-isl's budget (model/poly/budget.py) bounds isl's work, but not its time: one long isl
+isl's budget (poly/budget.py) bounds isl's work, but not its time: one long isl
 call holds the GIL, so no thread or signal handler in the process can stop it, and a
 pathological program spends the whole budget only after minutes. A child process can
 be stopped at any moment. The child does the work and sends back what it would have

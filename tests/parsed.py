@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 import polykrnl as pk
-from polykrnl.model.parser import Module
+from polykrnl.reader.parser import Module
 
 
 @cache

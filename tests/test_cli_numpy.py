@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import MemRefType
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.inputs import make_inputs
-from polykrnl.model.interpreter import scalar_dtype
+from polykrnl.interpreter import scalar_dtype
 from polykrnl.pipeline import Schedule
 from polykrnl.tolerance import compare, reassociation_tolerance
 

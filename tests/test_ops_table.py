@@ -10,7 +10,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.model.parser import context
+from polykrnl.reader.parser import context
 from tests.parsed import load
 
 

@@ -303,7 +303,7 @@ def run_mutant(path: str, source: str, mutation: str, limit: int) -> Outcome:
                 outcome.tracebacks.append(("(import kernels.py)", type(e).__name__, str(module)))
             ran("emit numpy -o kernels.py, then import kernels.py")
     if outcome.exits.get("emit numpy") == 0:
-        from polykrnl.model.parser import load
+        from polykrnl.reader.parser import load
 
         try:
             names = [f.name for f in load(path).functions if f.op.body.blocks]

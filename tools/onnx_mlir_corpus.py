@@ -211,7 +211,7 @@ def real_cases(root: Path) -> Iterator[Case]:
 
 
 def _functions(path: str) -> list[str]:
-    from polykrnl.model.parser import load
+    from polykrnl.reader.parser import load
 
     try:
         return [f.name for f in load(path).functions if f.op.body.blocks]
@@ -263,7 +263,7 @@ def run_case(case: Case, tmp: str, limit: int) -> Result:
 
 
 def _round_trip(path: str) -> bool:
-    from polykrnl.model.parser import load, parse
+    from polykrnl.reader.parser import load, parse
 
     try:
         first = load(path).print()

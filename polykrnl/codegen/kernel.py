@@ -36,12 +36,12 @@ from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import (
+from polykrnl.interpreter import (
     registered_calls,
 )
-from polykrnl.model.poly import DimParam, PolyProgram, is_pure
+from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
@@ -51,7 +51,7 @@ from polykrnl.transforms.splits import split_point
 from polykrnl.transforms.wavefront import Wavefront, wavefronts
 
 if TYPE_CHECKING:
-    from polykrnl.model.ir import Module
+    from polykrnl.ir import Module
     from polykrnl.transforms.core import Schedule
 
 

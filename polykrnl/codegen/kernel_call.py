@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexTy
 
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.errors import BoundsError
-from polykrnl.model.interpreter import (
+from polykrnl.interpreter import (
     Interpreter,
     handed_back,
     memref_dtype,

@@ -34,7 +34,7 @@ import islpy as isl
 from polykrnl.codegen.pyast import call
 from polykrnl.codegen.statements import NotVectorizable
 from polykrnl.codegen.vector_ranges import names_in
-from polykrnl.model.poly import Statement
+from polykrnl.poly import Statement
 
 
 def unmaskable(statements: Iterable[Statement], loops: Sequence[str]) -> str | None:

@@ -1,6 +1,6 @@
 """Krnl's memory ops in generated kernels: helper functions written into the module.
 
-Each helper has the interpreter's semantics (``polykrnl/model/interpreter/``)
+Each helper has the interpreter's semantics (``polykrnl/interpreter/``)
 for in-bounds operands; the bounds checks are the interpreter's job (a kernel
 run with out-of-bounds starts is undefined, as in the compiled code).
 The kernels call them with the op's static attributes as constants.
@@ -17,11 +17,11 @@ from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, BOUNDS_ERROR_SOURCE
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import scalar_dtype
-from polykrnl.model.interpreter.krnl import attr_to_py
-from polykrnl.model.ir import int_list
-from polykrnl.model.std_vector import transfer_dims
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.std_vector import transfer_dims
+from polykrnl.interpreter import scalar_dtype
+from polykrnl.interpreter.krnl import attr_to_py
+from polykrnl.ir import int_list
 
 HELPERS: dict[str, str] = {
     BOUNDS_ERROR: BOUNDS_ERROR_SOURCE,

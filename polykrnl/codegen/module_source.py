@@ -18,9 +18,9 @@ from polykrnl.codegen import memory_ops, numba_kernel, numpy_ops
 from polykrnl.codegen.kernel import NumpyKernel, helper_order, schedule_comment
 from polykrnl.codegen.numba_kernel import NumbaKernel
 from polykrnl.codegen.safe_text import comment_text
+from polykrnl.dialect.krnl import StringType
 from polykrnl.errors import PolykrnlError, UnsupportedError
-from polykrnl.model.dialect import StringType
-from polykrnl.model.interpreter import memref_dtype, memref_shape, scalar_dtype
+from polykrnl.interpreter import memref_dtype, memref_shape, scalar_dtype
 
 __all__ = ["standalone_module"]
 

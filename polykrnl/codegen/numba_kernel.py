@@ -41,7 +41,7 @@ from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbo
 from polykrnl.codegen.python_form import NUMBA_FORM
 from polykrnl.codegen.safe_text import comment_text
 from polykrnl.errors import UnsupportedError
-from polykrnl.model.interpreter import scalar_dtype
+from polykrnl.interpreter import scalar_dtype
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule

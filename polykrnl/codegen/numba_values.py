@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
 from polykrnl.codegen.pyast import call
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import scalar_dtype
+from polykrnl.dialect import krnl as k
+from polykrnl.interpreter import scalar_dtype
 
 #: ops the Numba target refuses (Python objects, or helpers written for NumPy only)
 NUMBA_REFUSED = (

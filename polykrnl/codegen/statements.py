@@ -41,11 +41,11 @@ from polykrnl.codegen.pyast import (
     store,
 )
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import memref_dtype, scalar_dtype
-from polykrnl.model.interpreter.memory import dense_array
-from polykrnl.model.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.interpreter import memref_dtype, scalar_dtype
+from polykrnl.interpreter.memory import dense_array
+from polykrnl.poly import Access, PolyProgram, Statement, is_pure
 from polykrnl.transforms.memory_safety import memory_report
 
 

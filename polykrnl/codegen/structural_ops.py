@@ -13,7 +13,7 @@ from __future__ import annotations
 from xdsl.dialects import affine, func, memref, scf, vector
 from xdsl.ir import Operation
 
-from polykrnl.model import dialect as k
+from polykrnl.dialect import krnl as k
 
 STRUCTURAL_OPS: tuple[type[Operation], ...] = (
     # loops and regions

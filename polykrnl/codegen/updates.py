@@ -13,8 +13,8 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from polykrnl.codegen.pyast import const, same_tree
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import StatementWriter
-from polykrnl.model import dialect as k
-from polykrnl.model.poly import Statement
+from polykrnl.dialect import krnl as k
+from polykrnl.poly import Statement
 
 
 def as_matmul(arrays: list[ast.expr], specs: list[str], out: str) -> ast.expr | None:

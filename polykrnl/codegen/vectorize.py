@@ -61,8 +61,8 @@ from polykrnl.codegen.vector_ranges import (
     target_name,
     uses_name,
 )
-from polykrnl.model.interpreter import scalar_dtype
-from polykrnl.model.poly import Statement
+from polykrnl.interpreter import scalar_dtype
+from polykrnl.poly import Statement
 from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 

@@ -19,7 +19,7 @@ from polykrnl.targets.numpy import NUMPY
 from polykrnl.targets.numba import NUMBA
 
 # isort: split
-from polykrnl.targets.pto import PTO
+from polykrnl.targets.pto.target import PTO
 
 # isort: split
 from polykrnl.targets.mlir.target import MLIR_TARGET

@@ -22,7 +22,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from polykrnl.model.nest import linear_form
+from polykrnl.nest.loops import linear_form
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The schedule value: an immutable loop tree over a PolyProgram's statements.
 
-A :class:`Schedule` holds the statements of a :class:`~polykrnl.model.poly.PolyProgram`,
+A :class:`Schedule` holds the statements of a :class:`~polykrnl.poly.PolyProgram`,
 the loop structure (which loop encloses which, in which order), and for every
 loop its Krnl-style bounds and its value for every statement instance (the
 band's partial schedule). ``schedule.tree`` is the isl schedule tree: one
@@ -32,8 +32,8 @@ from typing import Any, Literal, Self, TypeVar, Union
 import islpy as isl
 
 from polykrnl.errors import ScheduleError, SourceLocation, UnsupportedError
-from polykrnl.model.ir import Function
-from polykrnl.model.poly import (
+from polykrnl.ir import Function
+from polykrnl.poly import (
     CTX,
     PLoop,
     PNode,

@@ -26,8 +26,8 @@ import islpy as isl
 from xdsl.dialects import affine, memref
 from xdsl.ir import OpResult, SSAValue
 
-from polykrnl.model import dialect as k
-from polykrnl.model.poly import CTX, Access, PolyProgram, Statement
+from polykrnl.dialect import krnl as k
+from polykrnl.poly import CTX, Access, PolyProgram, Statement
 
 DepKind = Literal["RAW", "WAR", "WAW"]
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import islpy as isl
 
-from polykrnl.model.poly import CTX
+from polykrnl.poly import CTX
 from polykrnl.transforms.core import Schedule, SLoop, SNode
 from polykrnl.transforms.dependences import Dependence
 from polykrnl.transforms.legality_report import LoopStatus, LoopVerdict

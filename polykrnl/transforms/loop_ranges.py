@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polykrnl.model.poly import CTX
+from polykrnl.poly import CTX
 from polykrnl.transforms.core import Schedule
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import islpy as isl
 
 from polykrnl.display import display_box, highlight
-from polykrnl.model.poly import PolyProgram, Statement
+from polykrnl.poly import PolyProgram, Statement
 from polykrnl.transforms.core import Schedule, SLoop, SNode
 
 

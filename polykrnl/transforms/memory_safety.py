@@ -35,7 +35,7 @@ import islpy as isl
 
 from polykrnl.display import Html, code, html_table
 from polykrnl.errors import BoundsError, SourceLocation
-from polykrnl.model.poly import Access, DimParam, PolyProgram, Statement
+from polykrnl.poly import Access, DimParam, PolyProgram, Statement
 from polykrnl.transforms.samples import sample_pair
 
 Verdict = Literal["in bounds", "in bounds when", "out of bounds", "not proven"]

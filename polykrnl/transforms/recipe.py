@@ -29,12 +29,12 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.std_ext import MaxOp
 from polykrnl.errors import ScheduleError, UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function, location_of
-from polykrnl.model.nest import IVBound, Loop, MapBound
-from polykrnl.model.poly import POLY, PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
-from polykrnl.model.std_ext import MaxOp
+from polykrnl.ir import Function, location_of
+from polykrnl.nest.loops import IVBound, Loop, MapBound
+from polykrnl.poly import POLY, PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
 from polykrnl.transforms.bounds import Bound, Ref
 from polykrnl.transforms.core import (
     LoopInfo,

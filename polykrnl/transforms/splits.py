@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polykrnl.model.poly import CTX
+from polykrnl.poly import CTX
 from polykrnl.transforms.core import Schedule
 from polykrnl.transforms.dependences import kept_dependences
 from polykrnl.transforms.distances import carried_pairs

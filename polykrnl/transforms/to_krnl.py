@@ -15,10 +15,10 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import ScheduleError
-from polykrnl.model import dialect as k
-from polykrnl.model.ir import Function
-from polykrnl.model.parser import parse
+from polykrnl.ir import Function
+from polykrnl.reader.parser import parse
 from polykrnl.transforms.core import Schedule, SLoop, SNode
 
 _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import islpy as isl
 
 from polykrnl.errors import ArgumentError, UnsupportedError
-from polykrnl.model.poly import PolyProgram
+from polykrnl.poly import PolyProgram
 from polykrnl.transforms.core import Schedule
 
 Instance = tuple[str, dict[str, int]]

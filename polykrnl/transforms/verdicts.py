@@ -26,10 +26,10 @@ from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import OpResult, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineSymExpr
 
-from polykrnl.model.ir import value_name
-from polykrnl.model.poly import Access, PolyProgram, Statement
-from polykrnl.model.poly.table import model_of
-from polykrnl.model.std_ext import ExtSIOp, ExtUIOp, IndexCastUIOp, TruncIOp
+from polykrnl.dialect.std_ext import ExtSIOp, ExtUIOp, IndexCastUIOp, TruncIOp
+from polykrnl.ir import value_name
+from polykrnl.poly import Access, PolyProgram, Statement
+from polykrnl.poly.table import model_of
 from polykrnl.transforms.dependences import Dependence
 from polykrnl.transforms.legality_report import Instance
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 import islpy as isl
 
-from polykrnl.model.poly import Statement
+from polykrnl.poly import Statement
 from polykrnl.transforms.core import Schedule, Step, step_text
 from polykrnl.transforms.dependences import Dependence
 from polykrnl.transforms.legality_report import BandVerdict, Instance, Violation

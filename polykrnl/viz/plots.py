@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import islpy as isl
 
 from polykrnl.errors import UnsupportedError
-from polykrnl.model.ir import Function
+from polykrnl.ir import Function
 from polykrnl.transforms.core import Schedule, SLoop, SNode, step_text
 from polykrnl.transforms.dependences import dependences
 from polykrnl.transforms.recipe import schedule_of

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
-from polykrnl.tiles.kernel import PtoKernel
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto.kernel import PtoKernel
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Item,
@@ -30,8 +30,8 @@ from polykrnl.tiles.program import (
     TileDecl,
     eval_expr,
 )
-from polykrnl.tiles.timeline import Span, Timeline
-from polykrnl.tiles.types import Buffer
+from polykrnl.targets.pto.timeline import Span, Timeline
+from polykrnl.targets.pto.types import Buffer
 from polykrnl.viz.plots import require_matplotlib
 
 if TYPE_CHECKING:

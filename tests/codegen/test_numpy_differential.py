@@ -174,7 +174,7 @@ func.func @call(%A: memref<4xf64>, %B: memref<4xf64>) {
 
 
 def test_krnl_call_reaches_registered_functions_with_their_keywords() -> None:
-    from polykrnl.model.interpreter import unregister_call
+    from polykrnl.interpreter import unregister_call
 
     def axpy(out: np.ndarray[Any, Any], x: np.ndarray[Any, Any], alpha: float) -> None:
         out += alpha * x

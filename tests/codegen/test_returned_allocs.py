@@ -21,7 +21,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.model.poly import poly_program
+from polykrnl.poly import poly_program
 from polykrnl.transforms.dependences import dependences
 from tests.parsed import load
 

@@ -41,8 +41,8 @@ from xdsl.ir import Operation
 import polykrnl as pk
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.numpy_ops import HELPER_DEPS, PRELUDE, emit, supported
-from polykrnl.model.interpreter import supported_ops
-from polykrnl.model.parser import context
+from polykrnl.interpreter import supported_ops
+from polykrnl.reader.parser import context
 
 RNG = np.random.default_rng(20260505)
 
@@ -241,7 +241,7 @@ def float_binary_cases() -> Iterator[Case]:
             )
         for name in ("powf", "atan2", "copysign"):
             yield Case(f"math.{name}:{t}", f"%r = math.{name} %a0, %a1 : {t}", (t, t), t, inputs)
-        # arith.remf: defined by polykrnl (polykrnl.model.std_ext), xDSL lacks it
+        # arith.remf: defined by polykrnl (polykrnl.dialect.std_ext), xDSL lacks it
         yield Case(f"arith.remf:{t}", f"%r = arith.remf %a0, %a1 : {t}", (t, t), t, inputs)
         yield Case(
             f"math.fma:{t}",

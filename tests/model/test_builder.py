@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import FileLineColLoc, f32
 from xdsl.ir import Operation
 
 import polykrnl as pk
+from polykrnl.builder import AffineBound, FunctionBuilder, Loop, ModuleBuilder
 from polykrnl.errors import BuilderError
-from polykrnl.model.builder import AffineBound, FunctionBuilder, Loop, ModuleBuilder
 
 
 def assert_same(mod: pk.Module, text: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.inputs import make_inputs
-from polykrnl.model.interpreter import unregister_call
+from polykrnl.interpreter import unregister_call
 
 
 def fn(text: str, name: str) -> pk.Function:

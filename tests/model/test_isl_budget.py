@@ -14,7 +14,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.model.poly import budget
+from polykrnl.poly import budget
 
 # Six loops, each blocked twice and the tiles permuted outward, with a subscript
 # `mod 1000` of all six: dependence analysis on it is very expensive.

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.model.poly import PolyProgram, poly_program
+from polykrnl.poly import PolyProgram, poly_program
 from polykrnl.transforms.dependences import dependences
 
 DTYPES = {"i8": np.int8, "i16": np.int16, "f32": np.float32, "f64": np.float64}

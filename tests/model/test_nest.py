@@ -15,8 +15,8 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineMap
 
-from polykrnl.model.ir import Function
-from polykrnl.model.nest import (
+from polykrnl.ir import Function
+from polykrnl.nest.loops import (
     Chain,
     IVBound,
     Loop,
@@ -26,7 +26,7 @@ from polykrnl.model.nest import (
     YieldPoint,
     build_nest,
 )
-from polykrnl.model.parser import parse
+from polykrnl.reader.parser import parse
 
 
 def _value(v: SSAValue) -> str:

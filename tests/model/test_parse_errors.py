@@ -18,7 +18,7 @@ import pytest
 
 from polykrnl.cli import main
 from polykrnl.errors import ParseError
-from polykrnl.model.parser import load, parse
+from polykrnl.reader.parser import load, parse
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ import pytest
 import polykrnl as pk
 from polykrnl.cli import main
 from polykrnl.errors import ParseError, PolykrnlError
-from polykrnl.model.parser import parse
-from polykrnl.model.source_text import for_xdsl
-from polykrnl.model.verifier import verify
+from polykrnl.reader.parser import parse
+from polykrnl.reader.source_text import for_xdsl
+from polykrnl.verifier import verify
 
 RNG = np.random.default_rng(15)
 

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.cli import main
-from polykrnl.model.dialect import (
+from polykrnl.dialect.krnl import (
     DefineLoopsOp,
     GetInductionVarValueOp,
     IterateOp,
@@ -32,8 +32,8 @@ from polykrnl.model.dialect import (
     RegionOp,
     StoreOp,
 )
-from polykrnl.model.ir import Module
-from polykrnl.model.parser import parse
+from polykrnl.ir import Module
+from polykrnl.reader.parser import parse
 from tests.parsed import load as parsed
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"

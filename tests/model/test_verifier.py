@@ -21,11 +21,11 @@ from xdsl.utils.exceptions import VerifyException
 
 import polykrnl as pk
 from polykrnl.cli import main
+from polykrnl.dialect.krnl.checks import SelfChecks
 from polykrnl.errors import VerifyError
-from polykrnl.model.dialect.checks import SelfChecks
-from polykrnl.model.nest import build_nest, constant_trip_count, trip_count_divisor
-from polykrnl.model.parser import parse
-from polykrnl.model.verifier import diagnostics, verify
+from polykrnl.nest.loops import build_nest, constant_trip_count, trip_count_divisor
+from polykrnl.reader.parser import parse
+from polykrnl.verifier import diagnostics, verify
 from tests.parsed import load
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import sympy  # type: ignore[import-untyped]
 
-from polykrnl.tiles import tmp_rules
-from polykrnl.tiles.dtypes import F32, dtype
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto import tmp_rules
+from polykrnl.targets.pto.dtypes import F32, dtype
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Item,
@@ -29,8 +29,8 @@ from polykrnl.tiles.program import (
     expr,
     plan_offsets,
 )
-from polykrnl.tiles.sync import insert_sync
-from polykrnl.tiles.types import (
+from polykrnl.targets.pto.sync import insert_sync
+from polykrnl.targets.pto.types import (
     BLayout,
     Loc,
     SLayout,

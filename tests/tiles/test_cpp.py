@@ -16,8 +16,8 @@ import pytest
 import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError
-from polykrnl.tiles.cpp import cpp_expr, harness, to_cpp
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto.cpp import cpp_expr, harness, to_cpp
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Loop,
@@ -27,8 +27,8 @@ from polykrnl.tiles.program import (
     expr,
     plan_offsets,
 )
-from polykrnl.tiles.sync import insert_sync
-from polykrnl.tiles.types import Buffer, arch, vec_tile
+from polykrnl.targets.pto.sync import insert_sync
+from polykrnl.targets.pto.types import Buffer, arch, vec_tile
 from tests.tiles.hand_programs import cases
 
 CASES = cases()

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from polykrnl.tiles.cpp import harness
-from polykrnl.tiles.interpret import simulate
+from polykrnl.targets.pto.cpp import harness
+from polykrnl.targets.pto.interpret import simulate
 from tests.tiles.hand_programs import Case, cases
 
 CASES = cases()

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.tiles import tmp_rules
-from polykrnl.tiles.types import arch as arch_of
+from polykrnl.targets.pto import tmp_rules
+from polykrnl.targets.pto.types import arch as arch_of
 from tests.tiles.pto_cases import (
     CASES,
     HERE,

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.tiles.dtypes import F32
-from polykrnl.tiles.program import ConvForm
-from polykrnl.tiles.sim import SimTile, ttrans_conv
-from polykrnl.tiles.types import Layout, Loc, TileType
+from polykrnl.targets.pto.dtypes import F32
+from polykrnl.targets.pto.program import ConvForm
+from polykrnl.targets.pto.sim import SimTile, ttrans_conv
+from polykrnl.targets.pto.types import Layout, Loc, TileType
 from tests.tiles.pto_cases import LAYOUTS
 
 # tmp bytes by hand from the TTRANS page (f32: RowStride 16, C0 = 8, 4 bytes):

@@ -1,4 +1,4 @@
-"""Double buffering (polykrnl.tiles.pipeline): which tiles get two copies, where the release
+"""Double buffering (polykrnl.targets.pto.pipeline): which tiles get two copies, where the release
 flags go, the C++ it prints, and what stays single-buffered. Results of the pipelined kernels
 against the interpreter are in test_pto_emit (every case), with the race checker on."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.tiles.interpret import simulate, timeline
-from polykrnl.tiles.pipeline import double_buffer
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto.interpret import simulate, timeline
+from polykrnl.targets.pto.pipeline import double_buffer
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Loop,
@@ -23,8 +23,8 @@ from polykrnl.tiles.program import (
     plan_offsets,
     walk,
 )
-from polykrnl.tiles.sync import insert_sync
-from polykrnl.tiles.types import vec_tile
+from polykrnl.targets.pto.sync import insert_sync
+from polykrnl.targets.pto.types import vec_tile
 from tests.tiles.pto_cases import KERNELS
 
 RNG = np.random.default_rng(5)

@@ -6,7 +6,7 @@ passing a tensor through GM had no flag between the store and the load."""
 from __future__ import annotations
 
 import polykrnl as pk
-from polykrnl.tiles.program import GlobalView, Instr, Pipe, WaitFlag, walk
+from polykrnl.targets.pto.program import GlobalView, Instr, Pipe, WaitFlag, walk
 from tests.tiles.pto_cases import FUSED
 
 INPLACE = """

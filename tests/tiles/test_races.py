@@ -1,4 +1,4 @@
-"""The race checker of the NumPy model (polykrnl.tiles.races): hand-built programs with and
+"""The race checker of the NumPy model (polykrnl.targets.pto.races): hand-built programs with and
 without the flags they need, flag misuse, and every flag pair insert_sync writes into the
 test kernels found necessary by removing it."""
 
@@ -13,8 +13,8 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.errors import RaceError, TileConstraintError
-from polykrnl.tiles.interpret import simulate
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto.interpret import simulate
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Item,
@@ -27,8 +27,8 @@ from polykrnl.tiles.program import (
     WaitFlag,
     plan_offsets,
 )
-from polykrnl.tiles.sync import insert_sync
-from polykrnl.tiles.types import vec_tile
+from polykrnl.targets.pto.sync import insert_sync
+from polykrnl.targets.pto.types import vec_tile
 from tests.tiles.pto_cases import CASES, KERNELS, inputs_and_reference, pto_kernel
 
 A = TensorParam("A", "f32", ("N", "M"))
@@ -129,7 +129,7 @@ def test_flags_are_set_once_and_waited_for_once(body: tuple[Item, ...], message:
 
 
 def test_a_barrier_over_all_pipes_orders_everything() -> None:
-    from polykrnl.tiles.program import Barrier
+    from polykrnl.targets.pto.program import Barrier
 
     simulate(_prog((_load("t", A, 0), Barrier(), _store(B, 0, "t"))), _arrays(), SIZES)
     with pytest.raises(RaceError):
@@ -254,7 +254,7 @@ def test_tiles_over_the_same_bytes_conflict() -> None:
     """Tiles of two scopes (nests run one after the other) share UB bytes: loading the
     second while the store of the first may still read them is a race, which insert_sync
     orders (it knows which tiles share bytes)."""
-    from polykrnl.tiles.program import TileDecl
+    from polykrnl.targets.pto.program import TileDecl
 
     decls = (TileDecl("t", T, 0, None, 0), TileDecl("u", T, 0, None, 1))
     body = (_load("t", A, 0), *MTE2_TO_MTE3, _store(B, 0, "t"), _load("u", A, 3))

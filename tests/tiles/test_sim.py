@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from polykrnl.errors import PtoError, TileConstraintError
-from polykrnl.tiles import tmp_rules
-from polykrnl.tiles.interpret import run_instr, simulate
-from polykrnl.tiles.program import (
+from polykrnl.targets.pto import tmp_rules
+from polykrnl.targets.pto.interpret import run_instr, simulate
+from polykrnl.targets.pto.program import (
     GlobalView,
     Instr,
     Loop,
@@ -27,8 +27,8 @@ from polykrnl.tiles.program import (
     expr,
     plan_offsets,
 )
-from polykrnl.tiles.sim import SimTile
-from polykrnl.tiles.types import (
+from polykrnl.targets.pto.sim import SimTile
+from polykrnl.targets.pto.types import (
     BLayout,
     Loc,
     PadValue,
@@ -390,7 +390,7 @@ def test_tmov_copies_the_valid_region() -> None:
 
 
 def _row() -> Any:
-    from polykrnl.tiles.types import SLayout
+    from polykrnl.targets.pto.types import SLayout
 
     return SLayout.RowMajor
 

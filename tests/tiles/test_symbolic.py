@@ -1,4 +1,4 @@
-"""polykrnl.tiles.symbolic: isl -> sympy, parametric maxima, tile extents over tiled schedules.
+"""targets/pto/symbolic.py: isl -> sympy, parametric maxima, tile extents over tiled schedules.
 
 Oracles: isl's own evaluation (PwAff.eval) for the conversions, and brute force for
 everything about tiles: the Krnl loops of each schedule written out by hand as plain
@@ -19,7 +19,7 @@ import sympy
 
 import polykrnl as pk
 from polykrnl.errors import PtoError
-from polykrnl.tiles.symbolic import (
+from polykrnl.targets.pto.symbolic import (
     SymbolicSize,
     array_tile_extents,
     default_tile_loops,

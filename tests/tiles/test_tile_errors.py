@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from polykrnl.errors import TileConstraintError
-from polykrnl.tiles.dtypes import dtype
-from polykrnl.tiles.tmp_rules import check, tmp_bytes
-from polykrnl.tiles.types import (
+from polykrnl.targets.pto.dtypes import dtype
+from polykrnl.targets.pto.tmp_rules import check, tmp_bytes
+from polykrnl.targets.pto.types import (
     BLayout,
     GlobalTensorType,
     Loc,

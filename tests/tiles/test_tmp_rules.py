@@ -2,7 +2,7 @@
 
 The oracles below use only ints, loops and ifs (no sympy); each restates the rule of the
 instruction's pto-isa doc page (or, where noted, of the A2/A3 header) independently of
-polykrnl/tiles/tmp_rules.py.
+polykrnl/targets/pto/tmp_rules.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import sympy
 
-from polykrnl.tiles.dtypes import DTYPES
-from polykrnl.tiles.tmp_rules import (
+from polykrnl.targets.pto.dtypes import DTYPES
+from polykrnl.targets.pto.tmp_rules import (
     TMP_RULES,
     VALID_COL,
     VALID_ROW,
@@ -26,7 +26,7 @@ from polykrnl.tiles.tmp_rules import (
     ttrans_tmp_always_enough,
     ttrans_tmp_documented,
 )
-from polykrnl.tiles.types import arch
+from polykrnl.targets.pto.types import arch
 
 SIZE = {name: t.size for name, t in DTYPES.items()}
 ROWS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 255, 256, 300]

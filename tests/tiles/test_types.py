@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from polykrnl.tiles.dtypes import dtype
-from polykrnl.tiles.types import (
+from polykrnl.targets.pto.dtypes import dtype
+from polykrnl.targets.pto.types import (
     ARCHES,
     BLayout,
     Buffer,

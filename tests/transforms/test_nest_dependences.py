@@ -14,7 +14,7 @@ import islpy as isl
 import pytest
 
 import polykrnl as pk
-from polykrnl.model.poly import PolyProgram
+from polykrnl.poly import PolyProgram
 from polykrnl.transforms.dependences import (
     Dependence,
     dependences,

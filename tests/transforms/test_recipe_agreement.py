@@ -1,9 +1,9 @@
 """The two views of a recipe agree: the loop nest of Krnl text and the schedule.
 
-The loop nest (model/nest.py) applies a function's recipe ops to SSA-bounded
+The loop nest (nest/loops.py) applies a function's recipe ops to SSA-bounded
 loops for the verifier, the interpreter and the polyhedral model; pk.schedule
 replays the same ops through the schedule primitives. Both follow
-model/krnl_recipe.py; this test holds them to the same loops, op by op, on
+dialect/krnl/recipe.py; this test holds them to the same loops, op by op, on
 every function of the test corpus that has a recipe.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import polykrnl as pk
-from polykrnl.model import dialect as k
-from polykrnl.model.nest import Loop
-from polykrnl.model.poly import PLoop, PNode, PolyProgram, poly_program
+from polykrnl.dialect import krnl as k
+from polykrnl.nest.loops import Loop
+from polykrnl.poly import PLoop, PNode, PolyProgram, poly_program
 from tests.parsed import load
 
 CORPUS = Path(__file__).parent.parent / "corpus"

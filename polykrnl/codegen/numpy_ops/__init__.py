@@ -19,7 +19,7 @@ Values in generated code (the contract with the kernel generator):
 - ``!krnl.string``: a Python str, or an object array of str.
 
 Results are bit for bit those of the reference interpreter
-(:mod:`polykrnl.model.interpreter`): integer ops wrap, every float op rounds in
+(:mod:`polykrnl.interpreter`): integer ops wrap, every float op rounds in
 its own type (transcendental functions are computed in float64 and rounded
 once), signed and unsigned readings are the op's own. That includes what the
 interpreter inherits from NumPy and Python rather than from MLIR:

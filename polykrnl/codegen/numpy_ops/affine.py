@@ -31,7 +31,7 @@ from polykrnl.codegen.numpy_ops.core import (
     operand_types,
     require,
 )
-from polykrnl.model.std_ext import MaxOp
+from polykrnl.dialect.std_ext import MaxOp
 
 
 def affine_value(e: AffineExpr, dims: Sequence[Expr], syms: Sequence[Expr]) -> Expr:

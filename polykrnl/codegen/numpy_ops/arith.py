@@ -1,4 +1,4 @@
-"""NumPy emitters of MLIR's `arith` ops (xDSL's and polykrnl's :mod:`~polykrnl.model.std_ext`)."""
+"""NumPy emitters of MLIR's `arith` ops (xDSL's and polykrnl's :mod:`~polykrnl.dialect.std_ext`)."""
 
 from __future__ import annotations
 
@@ -45,10 +45,8 @@ from polykrnl.codegen.numpy_ops.core import (
     require,
     same_kind,
 )
-from polykrnl.model.interpreter import make_value
-from polykrnl.model.interpreter.memory import dense_array
-from polykrnl.model.registry import OpClass
-from polykrnl.model.std_ext import (
+from polykrnl.dialect.registry import OpClass
+from polykrnl.dialect.std_ext import (
     CmpfOp,
     CmpiOp,
     ExtSIOp,
@@ -62,6 +60,8 @@ from polykrnl.model.std_ext import (
     TruncIOp,
     UIToFPOp,
 )
+from polykrnl.interpreter import make_value
+from polykrnl.interpreter.memory import dense_array
 
 # -- constants
 

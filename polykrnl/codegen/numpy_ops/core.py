@@ -34,9 +34,9 @@ from xdsl.ir import Attribute, Operation
 from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numpy_ops.prelude import PRELUDE
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.registry import OpTable
 from polykrnl.errors import UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.registry import OpTable
 
 # ------------------------------------------------------------------ types
 

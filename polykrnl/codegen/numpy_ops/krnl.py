@@ -21,9 +21,9 @@ from polykrnl.codegen.numpy_ops.core import (
     unary_float,
 )
 from polykrnl.codegen.numpy_ops.math import float_predicate
-from polykrnl.model import dialect as k
-from polykrnl.model.dialect.access import has_identity_layout
-from polykrnl.model.registry import OpClass
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.krnl.access import has_identity_layout
+from polykrnl.dialect.registry import OpClass
 
 # -- float functions (as their `math` namesakes)
 

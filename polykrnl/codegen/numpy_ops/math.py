@@ -27,8 +27,8 @@ from polykrnl.codegen.numpy_ops.core import (
     ufunc64,
     unary_float,
 )
-from polykrnl.model.registry import OpClass
-from polykrnl.model.std_ext import IsFiniteOp, IsInfOp, IsNaNOp
+from polykrnl.dialect.registry import OpClass
+from polykrnl.dialect.std_ext import IsFiniteOp, IsInfOp, IsNaNOp
 
 # -- integer functions
 

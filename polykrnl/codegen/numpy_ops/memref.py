@@ -28,10 +28,10 @@ from polykrnl.codegen.numpy_ops.core import (
     operand_types,
     require,
 )
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import memref_dtype
-from polykrnl.model.interpreter.builtin import reinterprets_integers
-from polykrnl.model.std_ext import CastOp, ReshapeOp
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.std_ext import CastOp, ReshapeOp
+from polykrnl.interpreter import memref_dtype
+from polykrnl.interpreter.builtin import reinterprets_integers
 
 
 def _result_type(op: Operation) -> MemRefType:

@@ -1,7 +1,7 @@
 """NumPy emitters of the vector dialect's value ops: a vector is a NumPy array of its lanes.
 
 Only in scalar loop bodies (:func:`polykrnl.codegen.numpy_ops.core.emit_lanes`);
-results are bit for bit the interpreter's (:mod:`polykrnl.model.interpreter.vector`):
+results are bit for bit the interpreter's (:mod:`polykrnl.interpreter.vector`):
 vector.fma rounds once from long double, vector.reduction combines the lanes first
 to last in the lanes' type (the `_vreduce` helper), never NumPy's pairwise sums.
 """
@@ -30,7 +30,7 @@ from polykrnl.codegen.numpy_ops.core import (
     operand_types,
     require,
 )
-from polykrnl.model.std_vector import FromElementsOp, ShapeCastOp, SplatOp, ToElementsOp
+from polykrnl.dialect.std_vector import FromElementsOp, ShapeCastOp, SplatOp, ToElementsOp
 
 
 def _shape(op: Operation) -> Expr:

@@ -24,9 +24,9 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from polykrnl.codegen.isl_ast import build_ast
 from polykrnl.codegen.safe_text import cpp_identifier
 from polykrnl.codegen.tile_starts import tile_starts
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import SourceLocation, UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.poly import DimParam, PolyProgram, Statement, is_pure
+from polykrnl.poly import DimParam, PolyProgram, Statement, is_pure
 from polykrnl.targets.mlir.ops import MLIR
 from polykrnl.targets.mlir.writer import MlirWriter, comment
 from polykrnl.transforms import legality

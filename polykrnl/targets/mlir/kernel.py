@@ -15,10 +15,10 @@ from xdsl.ir import Operation, SSAValue
 
 from polykrnl import display
 from polykrnl.codegen.kernel_call import KernelCall
+from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.interpreter import memref_dtype
-from polykrnl.model.poly import DimParam
+from polykrnl.interpreter import memref_dtype
+from polykrnl.poly import DimParam
 from polykrnl.targets.mlir.emit import write_function
 from polykrnl.targets.mlir.native import (
     compile_library,

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import islpy as isl
 
+from polykrnl.dialect.krnl import recipe as rules
 from polykrnl.errors import ScheduleError
-from polykrnl.model import krnl_recipe as rules
-from polykrnl.model.poly import isl_name
+from polykrnl.poly import isl_name
 from polykrnl.transforms.bounds import Bound
 from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from polykrnl.dialect.krnl import recipe as rules
 from polykrnl.errors import ScheduleError
-from polykrnl.model import krnl_recipe as rules
 from polykrnl.transforms.core import ScheduleT, Step
 
 

@@ -12,7 +12,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation
 from xdsl.ir.affine import AffineMap
 
-from polykrnl.model.std_ext import MaxOp
+from polykrnl.dialect.std_ext import MaxOp
 from polykrnl.targets.mlir.ops.core import MLIR, Emission
 
 

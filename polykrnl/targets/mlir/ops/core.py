@@ -15,9 +15,9 @@ from typing import Protocol
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from polykrnl.dialect import krnl as k
+from polykrnl.dialect.registry import OpTable
 from polykrnl.errors import UnsupportedError
-from polykrnl.model import dialect as k
-from polykrnl.model.registry import OpTable
 from polykrnl.targets.mlir.writer import MlirWriter
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
-from polykrnl.model import dialect as k
+from polykrnl.dialect import krnl as k
 from polykrnl.targets.mlir.ops.core import MLIR, Emission, load, renamed, store
 
 # Same operands (value, memref, indices) and types as the memref ops.

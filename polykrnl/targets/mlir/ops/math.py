@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xdsl.dialects import math
 
-from polykrnl.model.std_ext import STD_EXT_OPS
+from polykrnl.dialect.std_ext import STD_EXT_OPS
 from polykrnl.targets.mlir.ops.core import MLIR, generic
 
 MLIR.add(

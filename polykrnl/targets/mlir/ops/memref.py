@@ -5,8 +5,8 @@ from __future__ import annotations
 from xdsl.dialects import memref
 from xdsl.ir import Operation
 
-from polykrnl.model.poly.table import base
-from polykrnl.model.std_ext import CastOp, ReshapeOp
+from polykrnl.dialect.std_ext import CastOp, ReshapeOp
+from polykrnl.poly.table import base
 from polykrnl.targets.mlir.ops.core import MLIR, Emission, generic, load, store
 
 MLIR.add(

@@ -32,8 +32,6 @@ from polykrnl.errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.builder import ModuleBuilder
-    from polykrnl.codegen.kernel import NumpyKernel
-    from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.interpreter import register_call
     from polykrnl.ir import Function, Module
     from polykrnl.ops import SupportTable, supported_ops
@@ -42,6 +40,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.poly import PolyProgram, poly_program
     from polykrnl.reader.parser import load, parse
     from polykrnl.reference import run_reference
+    from polykrnl.targets.numba.kernel import NumbaKernel
+    from polykrnl.targets.numpy.kernel import NumpyKernel
     from polykrnl.targets.pto.kernel import PtoKernel
     from polykrnl.transforms.legality_report import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
@@ -52,8 +52,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 
 #: public name -> (module, attribute) it is imported from on first use
 _LAZY: dict[str, tuple[str, str]] = {
-    "NumpyKernel": ("polykrnl.codegen.kernel", "NumpyKernel"),
-    "NumbaKernel": ("polykrnl.codegen.numba_kernel", "NumbaKernel"),
+    "NumpyKernel": ("polykrnl.targets.numpy.kernel", "NumpyKernel"),
+    "NumbaKernel": ("polykrnl.targets.numba.kernel", "NumbaKernel"),
     "ModuleBuilder": ("polykrnl.builder", "ModuleBuilder"),
     "register_call": ("polykrnl.interpreter", "register_call"),
     "run_reference": ("polykrnl.reference", "run_reference"),

@@ -20,9 +20,9 @@ from polykrnl.cli_parser import Handler, UsageError, build_parser
 from polykrnl.errors import ArgumentError, ComplexityError, PolykrnlError
 
 if TYPE_CHECKING:
-    from polykrnl.codegen.kernel import NumpyKernel
-    from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.ir import Function, Module
+    from polykrnl.targets.numba.kernel import NumbaKernel
+    from polykrnl.targets.numpy.kernel import NumpyKernel
 
 EXIT_OK = 0
 EXIT_FAIL = 1  # a verdict that is "no" (an illegal schedule), not bad input
@@ -160,10 +160,10 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_emit_numpy(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from polykrnl.codegen.kernel import NumpyKernel
     from polykrnl.codegen.module_source import standalone_module
     from polykrnl.pipeline import schedule
     from polykrnl.reader.parser import load
+    from polykrnl.targets.numpy.kernel import NumpyKernel
     from polykrnl.verifier import verify
 
     module = load(args.file)

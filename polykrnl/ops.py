@@ -23,7 +23,7 @@ import polykrnl.poly  # noqa: F401
 from polykrnl.dialect.registry import TABLES
 from polykrnl.display import html_table
 from polykrnl.reader.parser import context
-from polykrnl.targets import TARGETS
+from polykrnl.targets import registry
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def supported_ops() -> SupportTable:
 
     `polykrnl ops` prints the same table. The stages are the reference interpreter, the
     polyhedral model, then one column per code generation target
-    (:data:`polykrnl.targets.TARGETS`, each from its own op table).
+    (:func:`polykrnl.targets.registry`, each from its own op table).
 
     Examples
     --------
@@ -111,13 +111,13 @@ def supported_ops() -> SupportTable:
     ops: list[type[Operation]] = sorted(context().loaded_ops, key=lambda o: o.name)
     tables = [t for t in TABLES if t.stage in _ANALYSES]
     tables.sort(key=lambda t: _ANALYSES.index(t.stage))
-    stages = (*(t.stage for t in tables), *TARGETS)
+    stages = (*(t.stage for t in tables), *registry())
     rows = tuple(
         OpSupport(
             op.name,
             (
                 *((t.stage, op in t) for t in tables),
-                *((name, target.supports(op)) for name, target in TARGETS.items()),
+                *((name, target.supports(op)) for name, target in registry().items()),
             ),
         )
         for op in ops

@@ -21,13 +21,13 @@ from typing import Any, Self, cast
 import islpy as isl
 
 from polykrnl import targets
-from polykrnl.codegen.kernel import NumpyKernel
-from polykrnl.codegen.numba_kernel import NumbaKernel
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
 from polykrnl.errors import ScheduleError, UnsupportedError
 from polykrnl.ir import Function
 from polykrnl.poly.budget import bounded
 from polykrnl.targets.mlir import MlirKernel
+from polykrnl.targets.numba.kernel import NumbaKernel
+from polykrnl.targets.numpy.kernel import NumpyKernel
 from polykrnl.targets.pto.kernel import PtoKernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
 from polykrnl.transforms.legality_report import LegalityReport
@@ -345,7 +345,7 @@ class Schedule(core.Schedule):
 
     def kernel(self, target: str, **options: Any) -> Any:
         """The kernel of this schedule for the target named `target` (``"numpy"``,
-        ``"numba"``, ``"pto"``: :data:`polykrnl.targets.TARGETS`) with that target's
+        ``"numba"``, ``"pto"``: :func:`polykrnl.targets.registry`) with that target's
         options, built once per schedule, target and options (`to_numpy`, `to_numba` and
         `to_pto` are this with each target's options spelled out).
 
@@ -638,7 +638,7 @@ def compile_function(
     ``pk.compile(fn)`` (NumPy, the options of Schedule.to_numpy), ``target="numba"``
     (scalar loops compiled by Numba), ``target="mlir"`` (standard MLIR run natively),
     ``target="pto"`` (``arch=...``); the names are those of
-    :data:`polykrnl.targets.TARGETS`. An option left out takes the target's default
+    :func:`polykrnl.targets.registry`. An option left out takes the target's default
     (krnl.parallel loops run on threads by default in Numba, only when asked in NumPy).
     Every kernel refuses arrays that do not fit its accesses (``pk.BoundsError``) unless
     `check_bounds=False`.

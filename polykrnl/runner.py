@@ -41,9 +41,9 @@ from polykrnl.reference_work import (
 from polykrnl.tolerance import compare, describe_difference
 
 if TYPE_CHECKING:
-    from polykrnl.codegen.kernel import NumpyKernel
-    from polykrnl.codegen.numba_kernel import NumbaKernel
     from polykrnl.targets.mlir import MlirKernel
+    from polykrnl.targets.numba.kernel import NumbaKernel
+    from polykrnl.targets.numpy.kernel import NumpyKernel
 
 
 def choose_function(

@@ -253,3 +253,28 @@ def test_no_private_name_imported_from_a_library() -> None:
                 if any(x.startswith("_") for x in [*parts, *names] if not x.startswith("__")):
                     found.append(f"{p.relative_to(PACKAGE)}:{node.lineno}: {node.module}")
     assert found == []
+
+
+def _target_of(module: str) -> str | None:
+    """The target package a module belongs to (polykrnl.targets.<name>...), or None."""
+    parts = module.split(".")
+    if parts[:2] != ["polykrnl", "targets"] or len(parts) < 3 or parts[2] == "base":
+        return None
+    return parts[2]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(PACKAGE)) for p in FILES])
+def test_targets_import_no_other_target(path: Path) -> None:
+    # A target's package builds on the shared lowering (codegen/) and the protocol
+    # (targets/base.py), never on another target: what two targets share lives once,
+    # below both. The registry loads them by name (base.ENTRIES).
+    own = _target_of(_module_name(path))
+    for mod in _imports(path):
+        other = _target_of(mod)
+        assert other is None or own is None or other == own, f"{path} imports {mod}"
+
+
+def test_target_detection() -> None:
+    assert _target_of("polykrnl.targets.numba.kernel") == "numba"
+    assert _target_of("polykrnl.targets.base") is None
+    assert _target_of("polykrnl.codegen.kernel") is None

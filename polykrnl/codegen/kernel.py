@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import islpy as isl
@@ -21,26 +19,21 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import OpResult, SSAValue
 
-from polykrnl import display
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.ast_loops import copied_statements
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, oob_raises, static_checks
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
-from polykrnl.codegen.kernel_call import KernelCall
 from polykrnl.codegen.memory_ops import HELPERS
-from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.pyast import assign, call, const, name
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.safe_text import comment_text, identifier
+from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
-from polykrnl.interpreter import (
-    registered_calls,
-)
 from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.loop_ranges import loop_range
@@ -53,84 +46,6 @@ from polykrnl.transforms.wavefront import Wavefront, wavefronts
 if TYPE_CHECKING:
     from polykrnl.ir import Module
     from polykrnl.transforms.core import Schedule
-
-
-@dataclass(frozen=True, eq=False)
-class NumpyKernel(KernelCall):
-    """A compiled NumPy kernel: `.source` (Python text) and `__call__(**arrays_and_params)`.
-
-    Made by `Schedule.to_numpy()` or `pk.compile(fn)`. Call it with the function's
-    arguments by name (arrays of the exact dtype, updated in place; index values as
-    ints); it returns the function's results. Before any access it refuses arrays that
-    do not fit (`BoundsError`). `exact` is False when a reduction was reassociated
-    (floating-point results may then differ from the reference in the last bits).
-
-    Examples
-    --------
-    >>> import numpy as np
-
-    >>> import polykrnl as pk
-    >>> fn = pk.parse('''
-    ... func.func @scale(%X: memref<?xf32>, %N: index) {
-    ...   %ii = krnl.define_loops 1
-    ...   krnl.iterate(%ii) with (%ii -> %i = 0 to %N) {
-    ...     %x = krnl.load %X[%i] : memref<?xf32>
-    ...     %y = arith.addf %x, %x : f32
-    ...     krnl.store %y, %X[%i] : memref<?xf32>
-    ...   }
-    ...   return
-    ... }''')["scale"]
-    >>> kernel = pk.schedule(fn).to_numpy()
-    >>> print(kernel.function_source.strip().splitlines()[-1])
-            X[0:N] = x + x
-    >>> X = np.ones(3, dtype=np.float32)
-    >>> kernel(X=X, N=3)
-    >>> X
-    array([2., 2., 2.], dtype=float32)
-    """
-
-    schedule: Schedule = field(repr=False)
-    source: str
-    entry: str  # the name of the generated function in `source`
-    # False when a reduction was reassociated (a contraction as np.einsum): floating-
-    # point results then differ from the reference in the last bits.
-    exact: bool = True
-    helpers: frozenset[str] = frozenset()  # the helper functions the source defines
-    function_source: str = ""  # the generated functions alone (for a caller's module)
-
-    @cached_property
-    def _function(self) -> Any:
-        namespace: dict[str, Any] = {}
-        exec(compile(self.source, f"<polykrnl kernel {self.entry}>", "exec"), namespace)
-        if "_pk_calls" in namespace:
-            # In-process, krnl.call reaches the functions of polykrnl.register_call.
-            namespace["_pk_calls"] = _RegisteredCalls()
-        return namespace[self.entry]
-
-    def _run(self, values: list[Any]) -> Any:
-        return self._function(*values)
-
-    def __repr__(self) -> str:
-        lines = self.source.count("\n")
-        return f"<NumpyKernel @{self.schedule.program.function.name}: {lines} lines>"
-
-    def _repr_html_(self) -> str:
-        """Jupyter: the call signature, what the kernel guarantees, the highlighted source."""
-        fn = self.schedule.program.function
-        rows = [(a.name, str(a.type)) for a in fn.arguments]
-        exact = (
-            "exact: bit for bit the reference interpreter's results"
-            if self.exact
-            else "reassociated: float sums or products in another order than the reference"
-        )
-        body = (
-            display.section(
-                f"{self.entry}(**arrays_and_params)", display.html_table(("argument", "type"), rows)
-            )
-            + f'<div style="margin: 4px 0;">{display.escape(exact)}</div>'
-            + display.section("source", display.highlight(self.source, "python"))
-        )
-        return display.display_box("numpy-kernel", f"NumpyKernel @{fn.name}", body)
 
 
 @dataclass(frozen=True)
@@ -155,50 +70,6 @@ class WrittenKernel:
         return "".join(self.callee_sources) + self.own_source
 
 
-def to_numpy(
-    sched: Schedule,
-    vectorize: bool = True,
-    reassociate: bool = True,
-    parallel: bool = False,
-    check_bounds: bool = True,
-) -> NumpyKernel:
-    """The NumPy kernel of a schedule.
-
-    `vectorize=False` keeps every loop a Python loop; `reassociate=False` keeps
-    reductions in their order (bit-exact results, slower contractions);
-    `parallel=True` runs the krnl.parallel loops that stay Python loops around
-    array code on a thread pool (scalar bodies hold the GIL and would not gain);
-    `check_bounds=False` drops the bounds guard (bounds_guard.py).
-    """
-    w = write_kernel(
-        sched,
-        vectorize=vectorize,
-        reassociate=reassociate,
-        parallel=parallel,
-        check_bounds=check_bounds,
-    )
-    header = "\n".join(
-        [
-            f"# polykrnl NumPy kernel of @{comment_text(sched.program.function.name)}",
-            "# schedule:",
-            *schedule_comment(sched),
-            "import numpy as np",
-            "",
-            *(numpy_ops.PRELUDE.get(h) or HELPERS[h] for h in helper_order(w.helpers)),
-            "",
-            *w.callee_sources,
-        ]
-    )
-    return NumpyKernel(
-        sched,
-        header + "\n" + w.own_source,
-        w.entry,
-        w.exact,
-        w.helpers,
-        w.function_source,
-    )
-
-
 def schedule_comment(sched: Schedule) -> list[str]:
     """The loop nest of the schedule as comment lines, for a kernel's header."""
     return [f"#   {comment_text(line)}" for line in str(loop_tree(sched)).splitlines()]
@@ -217,7 +88,7 @@ def entry_names(module: Module) -> dict[str, str]:
     `@"a.b"`) yields to one that is, then each takes the first free of `kernel_a_b`,
     `kernel_a_b_1`, ... in the module's order."""
     names = Names()
-    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
+    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, SCALAR_HELPERS)
     fns = [f.name for f in module.functions]
     plain = [n for n in fns if identifier(n) == n]
     out = {n: names.fresh(f"kernel_{n}") for n in plain}
@@ -267,7 +138,7 @@ def _write(
     fn = program.function
     names = Names()
     # Builtins and the helpers a kernel may define: no generated local shadows them.
-    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, NUMBA_HELPERS)
+    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, SCALAR_HELPERS)
     entries = entry_names(fn.module)
     names.taken.update(entries.values())
     args: dict[SSAValue, str] = {}
@@ -632,30 +503,3 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
     results = [value(v) for v in term.operands]
     out.append(ast.Return(results[0] if len(results) == 1 else ast.Tuple(results, ast.Load())))
     return out
-
-
-class _RegisteredCalls(dict[str, Any]):
-    """krnl.call targets as the interpreter finds them (looked up at each call)."""
-
-    def __missing__(self, name: str) -> Any:
-        target = registered_calls().get(name)
-        if target is None:
-            raise UnsupportedError(
-                f"krnl.call to '{name}', which is not registered",
-                hint=f"register a Python function with polykrnl.register_call('{name}', f)",
-            )
-        return _keywords_it_takes(target)
-
-
-def _keywords_it_takes(target: Any) -> Any:
-    """`target` called with the op's attributes it declares (all of them with **kwargs)."""
-    try:
-        params = dict(inspect.signature(target).parameters)
-    except (TypeError, ValueError):
-        params = {}
-    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return target(*args, **{n: v for n, v in kwargs.items() if takes_all or n in params})
-
-    return call

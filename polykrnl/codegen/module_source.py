@@ -1,31 +1,70 @@
 """The standalone Python module `polykrnl emit numpy` / `emit numba` writes.
 
-It imports only numpy (and numba for Numba kernels); a docstring says how to call each
-entry function. Every name of the input in it (function names, the file's name, types)
-is written through `safe_text.comment_text`: an input cannot end the docstring or a
-comment and become code that importing the module runs.
+It imports only what the kernels' form requires (numpy, and numba for Numba kernels); a
+docstring says how to call each entry function. Every name of the input in it (function
+names, the file's name, types) is written through `safe_text.comment_text`: an input
+cannot end the docstring or a comment and become code that importing the module runs.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, VectorType
 from xdsl.ir import Attribute
 
-from polykrnl.codegen import memory_ops, numba_kernel, numpy_ops
-from polykrnl.codegen.kernel import NumpyKernel, helper_order, schedule_comment
-from polykrnl.codegen.numba_kernel import NumbaKernel
+from polykrnl.codegen.kernel import helper_order, schedule_comment
+from polykrnl.codegen.python_form import PythonForm
 from polykrnl.codegen.safe_text import comment_text
 from polykrnl.dialect.krnl import StringType
 from polykrnl.errors import PolykrnlError, UnsupportedError
 from polykrnl.interpreter import memref_dtype, memref_shape, scalar_dtype
 
-__all__ = ["standalone_module"]
+if TYPE_CHECKING:
+    from polykrnl.transforms.core import Schedule
+
+__all__ = ["PythonKernel", "standalone_module"]
 
 
-def standalone_module(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
+class PythonKernel(Protocol):
+    """What a module needs of a kernel of a Python target (NumPy's, Numba's): read-only
+    attributes, as the kernels are frozen."""
+
+    @property
+    def schedule(self) -> Schedule: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def entry(self) -> str: ...
+    @property
+    def exact(self) -> bool: ...
+    @property
+    def cache(self) -> bool:
+        """Whether compiled code may be cached on disk."""
+        ...
+
+    @property
+    def helpers(self) -> frozenset[str]: ...
+    @property
+    def function_source(self) -> str: ...
+    @property
+    def form(self) -> PythonForm:
+        """The form of Python its source is written in."""
+        ...
+
+    @property
+    def imports(self) -> str:
+        """The import lines of its module."""
+        ...
+
+    def helper_sources(self, helpers: Sequence[str], cache: bool) -> list[str]:
+        """The source of each helper, as a module of such kernels defines it."""
+        ...
+
+
+def standalone_module(kernels: Sequence[PythonKernel], source_name: str) -> str:
     """One standalone Python module (imports only numpy, and numba for Numba kernels) with
     the entry of every kernel.
 
@@ -37,7 +76,6 @@ def standalone_module(kernels: Sequence[NumpyKernel | NumbaKernel], source_name:
     doc = _module_docstring(kernels, source_name)
     if len(kernels) == 1:
         return doc + "\n" + kernels[0].source
-    numba = isinstance(kernels[0], numba_kernel.NumbaKernel)
     helpers = helper_order(set().union(*(k.helpers for k in kernels)))
     functions: dict[str, str] = {}
     owner: dict[str, str] = {}
@@ -50,21 +88,17 @@ def standalone_module(kernels: Sequence[NumpyKernel | NumbaKernel], source_name:
                     hint="emit the functions one at a time with --func NAME",
                 )
         owner[k.entry] = _schedule_comment(k)
-    if numba:
-        cache = all(isinstance(k, numba_kernel.NumbaKernel) and k.cache for k in kernels)
-        blocks = [numba_kernel.numba_helper(h, cache) for h in helpers]
-        imports = numba_kernel.IMPORTS
-    else:
-        blocks = [numpy_ops.PRELUDE.get(h) or memory_ops.HELPERS[h] for h in helpers]
-        imports = "import numpy as np"
+    # One module holds kernels of one form (emit numpy or emit numba).
+    blocks = kernels[0].helper_sources(helpers, cache=all(k.cache for k in kernels))
+    imports = kernels[0].imports
     blocks += [owner.get(name, "") + text for name, text in functions.items()]
     return doc + f"\n{imports}\n" + "".join("\n\n" + b.rstrip("\n") + "\n" for b in blocks)
 
 
-def _schedule_comment(kernel: NumpyKernel | NumbaKernel) -> str:
-    target = "NumPy" if kernel.__class__.__name__ == "NumpyKernel" else "Numba"
+def _schedule_comment(kernel: PythonKernel) -> str:
+    name = comment_text(kernel.schedule.program.function.name)
     lines = [
-        f"# polykrnl {target} kernel of @{comment_text(kernel.schedule.program.function.name)}",
+        f"# polykrnl {kernel.form.label} kernel of @{name}",
         "# schedule:",
         *schedule_comment(kernel.schedule),
     ]
@@ -89,17 +123,17 @@ def _top_level_functions(source: str) -> list[tuple[str, str]]:
     return out
 
 
-def _module_docstring(kernels: Sequence[NumpyKernel | NumbaKernel], source_name: str) -> str:
+def _module_docstring(kernels: Sequence[PythonKernel], source_name: str) -> str:
     """How to call the kernels: argument order, names and what each one takes."""
     names = [f"@{comment_text(k.schedule.program.function.name)}" for k in kernels]
     what = f"kernel of {names[0]}" if len(names) == 1 else "kernels of " + ", ".join(names)
-    numba = kernels[0].__class__.__name__ == "NumbaKernel"
+    form = kernels[0].form
     lines = [
-        f"{'Numba' if numba else 'NumPy'} {what} (after the Krnl recipe),",
+        f"{form.label} {what} (after the Krnl recipe),",
         f"generated by polykrnl from {comment_text(source_name)}.",
         "",
-        "Standalone: this module imports only numpy"
-        + (" and numba" if numba else "")
+        "Standalone: this module imports only "
+        + " and ".join(form.requires)
         + ". Call an entry function with the arguments in the",
         "order shown, positionally. Arrays must have exactly the dtype and shape shown "
         "(`?`: any size)",
@@ -130,7 +164,7 @@ def _module_docstring(kernels: Sequence[NumpyKernel | NumbaKernel], source_name:
     return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""\n'
 
 
-def _entry_parameters(kernel: NumpyKernel | NumbaKernel) -> list[str]:
+def _entry_parameters(kernel: PythonKernel) -> list[str]:
     for node in ast.parse(kernel.function_source).body:
         if isinstance(node, ast.FunctionDef) and node.name == kernel.entry:
             return [a.arg for a in node.args.args]

@@ -9,11 +9,11 @@ scalar loops compiled by Numba: every value keeps its MLIR type, parallel loops 
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
-
-from polykrnl.codegen.numba_values import NUMBA_REFUSED
+from xdsl.ir import Attribute, Operation
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,16 @@ class PythonForm:
     compiled: bool
     #: ops the form has no translation for (refused at the op, with the other target named)
     refused: tuple[type[Operation], ...] = ()
+    #: a computed result as a value of its MLIR type, where the form's arithmetic widens
+    #: (Numba computes int32 + int32 in int64); None: values keep their type (NumPy)
+    typed: Callable[[ast.expr, Attribute], ast.expr] | None = None
+    #: the modules a standalone module of this form imports
+    requires: tuple[str, ...] = ("numpy",)
 
     def refuses(self, op: Operation) -> bool:
         return isinstance(op, self.refused)
 
 
+#: the NumPy target's form (the writer's default); the Numba target's is
+#: `targets/numba/form.py: NUMBA_FORM`
 NUMPY_FORM = PythonForm("NumPy code generation", "NumPy", compiled=False)
-NUMBA_FORM = PythonForm("Numba code generation", "Numba", compiled=True, refused=NUMBA_REFUSED)

@@ -27,8 +27,6 @@ from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
-from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.numba_values import numba_typed
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -41,6 +39,7 @@ from polykrnl.codegen.pyast import (
     store,
 )
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
+from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
@@ -520,14 +519,16 @@ class StatementWriter:
         added: set[str] = set()
         exprs = numpy_ops.emit_lanes(op, args, added)
         if self.st.form.compiled:
-            missing = sorted(added - NUMBA_HELPERS.keys())
+            missing = sorted(added - SCALAR_HELPERS.keys())
             if missing:
                 raise self.unsupported(
                     f"{op.name} ({', '.join(str(r.type) for r in op.results)}) has no "
                     f"{self.st.form.label} translation yet",
                     "use the NumPy target (emit numpy)",
                 )
-            exprs = [numba_typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
+        if self.st.form.typed is not None:
+            typed = self.st.form.typed
+            exprs = [typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
         self.st.helpers |= added
         for r, x in zip(op.results, exprs, strict=True):
             if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from xdsl.dialects import affine, func, memref, scf, vector
 from xdsl.ir import Operation
 
+from polykrnl.codegen.numpy_ops import NUMPY
 from polykrnl.dialect import krnl as k
 
 STRUCTURAL_OPS: tuple[type[Operation], ...] = (
@@ -65,3 +66,9 @@ STRUCTURAL_OPS: tuple[type[Operation], ...] = (
     k.SeqExtractOp,
     k.SeqDeallocOp,
 )
+
+
+def written(op: type[Operation]) -> bool:
+    """Whether the Python writer (both Python targets) translates ops of this class: the
+    scalar ops of the NUMPY table and the structural ops above."""
+    return op in NUMPY or op in STRUCTURAL_OPS

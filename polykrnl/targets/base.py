@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from xdsl.ir import Operation
@@ -47,22 +50,32 @@ class Target(Protocol):
         ...
 
 
-#: every target, by name, in the order `polykrnl ops` shows them
-TARGETS: dict[str, Target] = {}
+#: the module of each target, in the order `polykrnl ops` shows them; each defines `TARGET`.
+#: Adding a target is adding a package with such a module and its line here.
+ENTRIES = (
+    "polykrnl.targets.numpy.target",
+    "polykrnl.targets.numba.target",
+    "polykrnl.targets.pto.target",
+    "polykrnl.targets.mlir.target",
+)
 
 
-def register(t: Target) -> Target:
-    assert t.name not in TARGETS, f"two targets named {t.name}"
-    TARGETS[t.name] = t
-    return t
+@cache
+def registry() -> Mapping[str, Target]:
+    """Every target by name, in the order of ENTRIES (their modules load on first use, so
+    that a target's kernel module imports no other target)."""
+    found: list[Target] = [importlib.import_module(m).TARGET for m in ENTRIES]
+    names = [t.name for t in found]
+    assert len(set(names)) == len(names), f"two targets share a name: {names}"
+    return MappingProxyType({t.name: t for t in found})
 
 
 def target(name: str) -> Target:
     """The target named `name`, or a ScheduleError listing the names there are."""
-    found = TARGETS.get(name)
+    found = registry().get(name)
     if found is None:
         raise ScheduleError(
             f"unknown target {name!r}",
-            hint="targets: " + ", ".join(repr(n) for n in TARGETS),
+            hint="targets: " + ", ".join(repr(n) for n in registry()),
         )
     return found

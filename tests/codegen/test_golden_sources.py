@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.codegen.kernel import NumpyKernel
 from polykrnl.inputs import make_inputs
+from polykrnl.targets.numpy.kernel import NumpyKernel
 from tests.parsed import load
 
 ROOT = Path(__file__).parent.parent.parent

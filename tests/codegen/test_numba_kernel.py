@@ -24,8 +24,8 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from polykrnl.codegen import numba_kernel
 from polykrnl.inputs import make_inputs
+from polykrnl.targets.numba import kernel as numba_kernel
 from tests.parsed import load
 from tests.property_tiers import FEW, SIZED
 

@@ -1,4 +1,4 @@
-"""Fixed array elements kept in locals in Numba kernels (codegen/numba_promote.py)."""
+"""Fixed array elements kept in locals in Numba kernels (targets/numba/promote.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
+from polykrnl.targets.numba.promote import hoist_views, promote_invariants, unbox_set_once
 
 pytest.importorskip("numba")
 

@@ -31,9 +31,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
 from polykrnl.codegen.numpy_ops.prelude import PRELUDE
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
+from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.dialect import krnl as k
 from polykrnl.dialect.registry import OpTable
 from polykrnl.errors import UnsupportedError
@@ -78,7 +78,7 @@ _LANES: contextvars.ContextVar[bool] = contextvars.ContextVar("numpy_lanes", def
 
 
 #: the form of Python being written (python_form.py): the few emitters whose NumPy form
-#: compiled code computes differently write another one (see codegen/numba_prelude.py)
+#: compiled code computes differently write another one (see codegen/scalar_prelude.py)
 _FORM: contextvars.ContextVar[PythonForm] = contextvars.ContextVar(
     "python_form", default=NUMPY_FORM
 )
@@ -219,7 +219,7 @@ class Ctx:
         self.helpers = helpers
 
     def helper(self, name: str, *args: Expr) -> Expr:
-        assert name in PRELUDE or (compiled_form() and name in NUMBA_HELPERS), name
+        assert name in PRELUDE or (compiled_form() and name in SCALAR_HELPERS), name
         self.helpers.add(name)
         return call(_name(name), *args)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from polykrnl.targets.base import register
 from polykrnl.targets.mlir.kernel import MlirKernel, to_mlir
 from polykrnl.targets.mlir.native import INSTALL_HINT, missing_tools
 from polykrnl.targets.mlir.ops import MLIR, STRUCTURAL
@@ -41,4 +40,4 @@ class MlirTarget:
         return to_mlir(sched, **options)
 
 
-MLIR_TARGET = register(MlirTarget())
+TARGET = MlirTarget()

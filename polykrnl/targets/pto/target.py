@@ -9,7 +9,6 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from polykrnl.targets.base import register
 from polykrnl.targets.pto.kernel import PtoKernel, to_pto
 from polykrnl.targets.pto.krnl_ops import RECOGNIZED
 from polykrnl.transforms.core import Schedule
@@ -40,4 +39,4 @@ class PtoTarget:
         return to_pto(sched, arch, None if params is None else dict(params), **options)
 
 
-PTO = register(PtoTarget())
+TARGET = PtoTarget()

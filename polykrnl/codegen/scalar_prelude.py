@@ -4,18 +4,18 @@ A Numba kernel is scalar code (no vectorized loops), so a helper only ever sees
 scalars: each one here has the meaning of the NumPy helper of the same name
 (:mod:`polykrnl.codegen.numpy_ops.prelude`) on scalars, written with what
 Numba compiles. A kernel whose ops need a helper missing here is refused at the
-op (see :data:`NUMBA_HELPERS`), and runs with the NumPy target.
+op (see :data:`SCALAR_HELPERS`), and runs with the NumPy target.
 """
 
 from __future__ import annotations
 
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, BOUNDS_ERROR_SOURCE
 
-__all__ = ["NUMBA_HELPERS"]
+__all__ = ["SCALAR_HELPERS"]
 
 # Ties (a == b) decide by the sign bit so that +0.0 and -0.0 order as in MLIR; a NaN
 # operand is the result (maximumf/minimumf) or ignored (maxnumf/minnumf).
-NUMBA_HELPERS: dict[str, str] = {
+SCALAR_HELPERS: dict[str, str] = {
     # A class, not a function: the module defines it undecorated (numba_helper), and
     # compiled code raises it with values computed at run time.
     BOUNDS_ERROR: BOUNDS_ERROR_SOURCE,
@@ -76,7 +76,7 @@ def _round(x):
 
 # Integer division as MLIR defines it: b == 0 gives 0 (as the interpreter), MIN / -1
 # wraps to MIN (Numba's `//` gives 0 there); remsi is C's % (sign of the dividend).
-NUMBA_HELPERS |= {
+SCALAR_HELPERS |= {
     "_divsi": '''
 def _divsi(a, b):
     """arith.divsi: signed division rounding toward zero (b == 0: 0; MIN / -1: MIN)."""

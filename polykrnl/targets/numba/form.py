@@ -1,4 +1,5 @@
-"""What the Numba target writes differently in a statement: typed values, refused ops."""
+"""The Numba target's form of Python: what it writes differently in a statement (typed
+values) and the ops it refuses."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
 from polykrnl.codegen.pyast import call
+from polykrnl.codegen.python_form import PythonForm
 from polykrnl.dialect import krnl as k
 from polykrnl.interpreter import scalar_dtype
 
@@ -59,3 +61,13 @@ def _typed_as(e: ast.expr, dtype: np.dtype[Any]) -> bool:
         and e.func.value.id == "np"
         and e.func.attr == dtype.name
     )
+
+
+NUMBA_FORM = PythonForm(
+    "Numba code generation",
+    "Numba",
+    compiled=True,
+    refused=NUMBA_REFUSED,
+    typed=numba_typed,
+    requires=("numpy", "numba"),
+)

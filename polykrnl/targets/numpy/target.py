@@ -9,10 +9,8 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from polykrnl.codegen.kernel import NumpyKernel, to_numpy
-from polykrnl.codegen.numpy_ops import NUMPY as NUMPY_OPS
-from polykrnl.codegen.structural_ops import STRUCTURAL_OPS
-from polykrnl.targets.base import register
+from polykrnl.codegen.structural_ops import written
+from polykrnl.targets.numpy.kernel import NumpyKernel, to_numpy
 from polykrnl.transforms.core import Schedule
 
 
@@ -29,7 +27,7 @@ class NumpyTarget:
     install_hint: str = ""
 
     def supports(self, op: type[Operation]) -> bool:
-        return op in NUMPY_OPS or op in STRUCTURAL_OPS
+        return written(op)
 
     def missing(self) -> str | None:
         return None
@@ -38,4 +36,4 @@ class NumpyTarget:
         return to_numpy(sched, **options)
 
 
-NUMPY = register(NumpyTarget())
+TARGET = NumpyTarget()

@@ -21,11 +21,12 @@ import importlib.util
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
@@ -36,12 +37,13 @@ from polykrnl.codegen.bounds_guard import BOUNDS_ERROR
 from polykrnl.codegen.cache_dir import cache_dir
 from polykrnl.codegen.kernel import helper_order, schedule_comment, write_kernel
 from polykrnl.codegen.kernel_call import KernelCall
-from polykrnl.codegen.numba_prelude import NUMBA_HELPERS
-from polykrnl.codegen.numba_promote import hoist_views, promote_invariants, unbox_set_once
-from polykrnl.codegen.python_form import NUMBA_FORM
+from polykrnl.codegen.python_form import PythonForm
 from polykrnl.codegen.safe_text import comment_text
+from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
+from polykrnl.targets.numba.form import NUMBA_FORM
+from polykrnl.targets.numba.promote import hoist_views, promote_invariants, unbox_set_once
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -103,6 +105,13 @@ class NumbaKernel(KernelCall):
     boundscheck: bool = True
     # argument signature -> seconds Numba took to compile it (filled by calls)
     compile_seconds: dict[tuple[Any, ...], float] = field(default_factory=dict, compare=False)
+    # the form of Python its source is written in (module_source reads it)
+    form: ClassVar[PythonForm] = NUMBA_FORM
+    imports: ClassVar[str] = "import numpy as np\nfrom numba import njit, prange"
+
+    def helper_sources(self, helpers: Sequence[str], cache: bool) -> list[str]:
+        """The source of each helper, decorated, for a module of Numba kernels."""
+        return [numba_helper(h, cache) for h in helpers]
 
     @cached_property
     def _module(self) -> ModuleType:
@@ -219,7 +228,7 @@ def to_numba(
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             unbox_set_once(f)
             hoist_views(f)
-            promote_invariants(f, _element_types(sched, f), frozenset(NUMBA_HELPERS))
+            promote_invariants(f, _element_types(sched, f), frozenset(SCALAR_HELPERS))
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every
@@ -251,7 +260,7 @@ def to_numba(
     source = "\n".join(
         [
             *header,
-            IMPORTS,
+            NumbaKernel.imports,
             "",
             *(numba_helper(h, cache) for h in helper_order(w.helpers)),
             "",
@@ -270,15 +279,11 @@ def to_numba(
     )
 
 
-#: the imports of a Numba kernel's module
-IMPORTS = "import numpy as np\nfrom numba import njit, prange"
-
-
 def numba_helper(helper: str, cache: bool = True) -> str:
     """The source of a helper of Numba kernels, decorated (the exception class not)."""
     if helper == BOUNDS_ERROR:
-        return NUMBA_HELPERS[helper]
-    return f'@njit(cache={cache}, error_model="numpy")' + NUMBA_HELPERS[helper].rstrip() + "\n"
+        return SCALAR_HELPERS[helper]
+    return f'@njit(cache={cache}, error_model="numpy")' + SCALAR_HELPERS[helper].rstrip() + "\n"
 
 
 class _NumbaForms(ast.NodeTransformer):

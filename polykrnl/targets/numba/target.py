@@ -9,10 +9,9 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from polykrnl.codegen.numba_kernel import INSTALL_HINT, NumbaKernel, numba_missing, to_numba
-from polykrnl.codegen.numba_values import NUMBA_REFUSED
-from polykrnl.targets.base import register
-from polykrnl.targets.numpy import NUMPY
+from polykrnl.codegen.structural_ops import written
+from polykrnl.targets.numba.form import NUMBA_REFUSED
+from polykrnl.targets.numba.kernel import INSTALL_HINT, NumbaKernel, numba_missing, to_numba
 from polykrnl.transforms.core import Schedule
 
 
@@ -29,8 +28,8 @@ class NumbaTarget:
     install_hint: str = INSTALL_HINT
 
     def supports(self, op: type[Operation]) -> bool:
-        # The NumPy target's translations, less the ops Numba cannot compile.
-        return NUMPY.supports(op) and not issubclass(op, NUMBA_REFUSED)
+        # The Python writer's translations, less the ops Numba cannot compile.
+        return written(op) and not issubclass(op, NUMBA_REFUSED)
 
     def missing(self) -> str | None:
         return numba_missing()
@@ -39,4 +38,4 @@ class NumbaTarget:
         return to_numba(sched, **options)
 
 
-NUMBA = register(NumbaTarget())
+TARGET = NumbaTarget()

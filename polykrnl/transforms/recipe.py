@@ -140,8 +140,8 @@ class _NestLoops:
         )
 
     def trip_count_refusal(self, handle: SSAValue) -> rules.Refusal | None:
-        """krnl.unroll of the loop of `handle` (before any later krnl.block): a point loop,
-        or a constant trip count."""
+        """Why krnl.unroll cannot unroll the loop of `handle` as it is at the op (None: it
+        can): only a point loop or a loop with a constant trip count unrolls."""
         every = {lp.handle: lp for final in self.program.loop_names for lp in _split_chain(final)}
         info = self.info(every[handle])
         # The loops so far, the loops that carry a value now last (bounds name them).
@@ -265,7 +265,7 @@ def _recipe_steps(fn: Function, program: PolyProgram, loops: _NestLoops) -> list
     """
     names = program.handle_names
     live = {names[e.handle] for it in loops.iterates for e in it.entries}
-    marked: dict[str, str] = {}  # loop -> the op that marked it
+    marked: dict[str, type[Operation]] = {}  # loop -> the kind of op that marked it
     steps: list[Step] = []
     for op in fn.op.walk():
         handles: tuple[SSAValue, ...] = ()
@@ -298,7 +298,7 @@ def _recipe_steps(fn: Function, program: PolyProgram, loops: _NestLoops) -> list
                     location=where,
                 )
             )
-            marked.update(dict.fromkeys(loop_names, op.name))
+            marked.update(dict.fromkeys(loop_names, type(op)))
     for lp, name in program.loop_names.items():
         if lp.trivial and name in live:
             steps.append(Step("trivial", (name,)))
@@ -306,18 +306,18 @@ def _recipe_steps(fn: Function, program: PolyProgram, loops: _NestLoops) -> list
 
 
 def _mark_refusal(
-    op: Operation, loops: tuple[str, ...], marked: Mapping[str, str], nest: _NestLoops
+    op: Operation, loops: tuple[str, ...], marked: Mapping[str, type[Operation]], nest: _NestLoops
 ) -> rules.Refusal | None:
     """Why a recipe op cannot apply to loops marked so far (None: it can)."""
     quoted = [repr(x) for x in loops]
-    if isinstance(op, k.BlockOp) and marked.get(loops[0]) == "krnl.unroll":
+    if isinstance(op, k.BlockOp) and marked.get(loops[0]) is k.UnrollOp:
         return rules.unrolled_block_refusal(quoted[0])
     if not isinstance(op, k.ParallelOp | k.UnrollOp):
         return None
     if isinstance(op, k.ParallelOp) and (twice := rules.listed_twice(quoted, op.name)):
         return twice
     for name, shown in zip(loops, quoted, strict=True):
-        if marked.get(name) == op.name:
+        if marked.get(name) is type(op):
             return rules.twice_refusal(op.name, shown)
         if name in marked:
             return rules.parallel_unroll_refusal(op.name, shown)

@@ -1,4 +1,5 @@
-"""Code generation from a Schedule: isl AST, Python/NumPy kernels, loop-tree printing.
+"""The lowering the targets share: isl ASTs of a schedule read as loops, the Python writer
+of both Python targets, bounds guards, argument binding, the text of the input in code.
 
-May import polykrnl.model and polykrnl.transforms, never the reverse.
+Imports the stages before it (up to polykrnl.transforms), never a target.
 """

@@ -2,7 +2,9 @@
 
 This follows onnx-mlir's Krnl-to-affine lowering, step by step, without
 mutating the IR (what each recipe op makes and when it is refused comes from
-:mod:`polykrnl.dialect.krnl.recipe`, which the schedule primitives follow too):
+:mod:`polykrnl.dialect.krnl.recipe`, which the schedule primitives follow too;
+this is the one application of a function's recipe, which ``pk.schedule``
+reads too):
 
 1. every `krnl.iterate` with a `with` list creates one concrete loop per
    entry, nested in `with`-list order, at the place of the iterate;
@@ -248,7 +250,15 @@ class _Builder:
         tile_h, point_h = op.loop_block, op.loop_local
         stride = rules.tile_stride(loop.step, size)
         tile = Loop(
-            loop.origin, "tile", tile_h, loop.lbs, loop.ubs, stride, tile_size=size, block_op=op
+            loop.origin,
+            "tile",
+            tile_h,
+            loop.lbs,
+            loop.ubs,
+            stride,
+            tile_size=size,
+            block_op=op,
+            split_from=loop,
         )
         trivial = not point_h.uses
         lbs, ubs = rules.point_range(tile, stride, loop.ubs, IVBound)
@@ -261,6 +271,7 @@ class _Builder:
             loop.step,
             trivial=trivial,
             block_op=op,
+            split_from=loop,
         )
         # The tile loop takes the place of the blocked loop; the point loop
         # takes over its contents.

@@ -91,6 +91,9 @@ class Loop:
     consumed_by: Operation | None = None
     # Set when this loop is blocked: the point loop that carries its value since.
     moved_to: Loop | None = None
+    # For a tile or point loop: the loop its krnl.block split (the schedule of the
+    # recipe computes each loop's values from that loop's).
+    split_from: Loop | None = None
 
     @property
     def name(self) -> str:

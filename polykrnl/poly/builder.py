@@ -761,8 +761,13 @@ def uses_inside(user: Operation, position: dict[Operation, int]) -> bool:
 
 
 @bounded("the polyhedral model")
-def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> PolyProgram:
+def poly_program(
+    fn: Function, recipe: bool = True, reorder: bool = True, *, checked: LoopNest | None = None
+) -> PolyProgram:
     """The polyhedral model of `fn` (raises VerifyError / UnsupportedError).
+
+    `checked` is `fn`'s loop nest with its whole recipe, built by `checked_nest`,
+    when the caller has it (the program of the recipe does): it is not built again.
 
     With `recipe=False`, the loops are those of the `with` lists in their
     original order (the recipe ops are ignored); this fails with
@@ -796,7 +801,7 @@ def poly_program(fn: Function, recipe: bool = True, reorder: bool = True) -> Pol
             location=fn.location(fn.op),
             hint="give the function a body, or choose another one",
         )
-    nest = checked_nest(fn)
+    nest = checked if checked is not None else checked_nest(fn)
     if recipe and not reorder:
         plain = build_nest(fn, recipe=True, reorder=False)
         if plain.diagnostics:

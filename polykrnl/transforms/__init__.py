@@ -1,6 +1,6 @@
 """Schedules: the Krnl recipe as isl schedule-tree transformations, dependences, legality.
 
-Imports from polykrnl.model only (data flows one way along the pipeline). Inside,
+Imports only the stages before it (ir, dialect, reader, nest, poly: data flows one way). Inside,
 imports go one way too: ``bounds`` and ``core`` (the schedule value and its
 queries) at the bottom, with ``dependences`` (the program's alone); ``primitives``,
 ``looptree``, ``trace`` and ``to_krnl`` on them; then the legality modules

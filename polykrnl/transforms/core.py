@@ -154,15 +154,17 @@ class UnpermutedOrder:
         # point level (same instances as without the recipe), the order of the
         # loops as written is the same order without the tile loops' integer
         # divisions, which make the dependence analysis slow.
+        recipe = self.recipe_program
+        # The recipe's program checked the function's recipe: its nest is not built again.
+        checked = recipe.nest if recipe is not None else None
         try:
-            plain: PolyProgram | None = poly_program(fn, recipe=False)
+            plain: PolyProgram | None = poly_program(fn, recipe=False, checked=checked)
         except UnsupportedError:
             plain = None
-        recipe = self.recipe_program
         if plain is not None and recipe is not None and _same_statements(plain, recipe):
             return plain, ""  # no need to build the blocked, unpermuted program
         try:
-            blocked = poly_program(fn, recipe=True, reorder=False)
+            blocked = poly_program(fn, recipe=True, reorder=False, checked=checked)
         except UnsupportedError as e:
             return None, (
                 f"the order of @{fn.name} before its krnl.permute is not defined ({e.message}); "
@@ -551,7 +553,8 @@ class Schedule:
             return n, n
         return None, (div // info.step if div % info.step == 0 else 1)
 
-    def extent(self, info: LoopInfo) -> tuple[int | None, int]:
+    @staticmethod
+    def extent(info: LoopInfo) -> tuple[int | None, int]:
         """(UB - LB if constant, else None; the largest known divisor of UB - LB).
 
         As MLIR's tiling decides it: single-result bounds whose difference is

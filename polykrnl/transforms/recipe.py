@@ -1,18 +1,18 @@
-"""The recipe interpreter: a Krnl function's block/permute/parallel/unroll ops as primitives.
+"""The schedule of a Krnl function's recipe (its block/permute/parallel/unroll ops).
 
-``schedule(fn)`` starts from the original loops (the `with` lists, every
-statement inside the innermost loop of its chain) and applies the function's
-recipe ops in program order through the same primitives
-(:mod:`polykrnl.transforms.primitives`) that Python users call, so the Krnl
-text and the Python API cannot disagree.
-Krnl places statements after the whole recipe (a body goes into the loop of
-the last handle of its iterate's list; onnx-mlir carries statements in
-``krnl.movable`` regions until then); so does this interpreter, last.
+The recipe is applied once, by the loop nest (:mod:`polykrnl.nest.loops`),
+which the polyhedral model reads. ``schedule(fn)`` turns that nest into a
+Schedule: each loop of the nest (original, tile or point, with its marks)
+becomes a LoopInfo, its bounds schedule bounds and its values isl values
+computed from the loop it was split from; each recipe op becomes a Step, as
+the primitive Python users call would record it (a replay of the steps
+through :mod:`polykrnl.transforms.primitives` makes the same schedule:
+``tests/transforms/test_recipe_agreement.py`` holds the two to it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import islpy as isl
@@ -30,12 +30,13 @@ from xdsl.ir.affine import (
 )
 
 from polykrnl.dialect import krnl as k
+from polykrnl.dialect.krnl import recipe as rules
 from polykrnl.dialect.std_ext import MaxOp
 from polykrnl.errors import ScheduleError, UnsupportedError
 from polykrnl.ir import Function, location_of
-from polykrnl.nest.loops import IVBound, Loop, MapBound
+from polykrnl.nest.loops import IVBound, Loop, MapBound, Origin
 from polykrnl.poly import POLY, PLoop, PNode, PolyProgram, PStmt, Statement, poly_program
-from polykrnl.transforms.bounds import Bound, Ref
+from polykrnl.transforms.bounds import Bound, Ref, const_on, eval_affine, param_on
 from polykrnl.transforms.core import (
     LoopInfo,
     Schedule,
@@ -47,11 +48,7 @@ from polykrnl.transforms.core import (
     UnpermutedOrder,
 )
 from polykrnl.transforms.legality import check, refuse_if_illegal
-from polykrnl.transforms.primitives.block import block
-from polykrnl.transforms.primitives.parallel import parallel
-from polykrnl.transforms.primitives.permute import permute
-from polykrnl.transforms.primitives.trivialize import trivialize
-from polykrnl.transforms.primitives.unroll import unroll
+from polykrnl.transforms.primitives.block import simplest_point_ubs, tile_start
 
 
 def schedule(fn: Function, *, force: bool = False) -> Schedule:
@@ -91,58 +88,242 @@ def schedule_of(fn: object, cls: type[ScheduleT], recipe: bool = True) -> Schedu
     program = poly_program(fn, recipe=recipe)
     if not recipe:
         return _as_written(program, cls)
-    base = _base(program)
-    # Each top-level nest gets its recipe on its own (recipe ops name the loops of
-    # one nest), so that applying it costs time in proportion to that nest only.
-    parts: list[Schedule] = []
-    part_of: dict[str, int] = {}
-    for n, node in enumerate(base.nodes):
-        inside = [x.name for x in _loops_of((node,))]
-        parts.append(Schedule(program, (node,), {x: base.loop_info[x] for x in inside}))
-        part_of.update(dict.fromkeys(inside, n))
-    steps: list[Step] = []
+    # The loop nest applied the recipe once: its loops become the schedule's loops, and
+    # its recipe ops the steps (a replay starts from this schedule).
+    loops = _NestLoops(program)
+    steps = _recipe_steps(fn, program, loops)
+    infos = {n.name: loops.final(n.loop) for n in _ploops(program.tree)}
+    # Legality is judged against the order before the loops were permuted.
+    permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
+    reference = UnpermutedOrder(fn, program) if permuted else None
+    return cls(
+        program, _snodes(program.tree), infos, tuple(steps), reference, recipe_steps=len(steps)
+    )
+
+
+class _NestLoops:
+    """The LoopInfo of each loop of a program's nest, from the loop its krnl.block split.
+
+    An original loop's values are the statements' dimension of it; a tile loop's, the
+    start of each value's tile; a point loop carries the value of the loop it was split
+    from. Bounds are the nest's, as schedule bounds.
+    """
+
+    def __init__(self, program: PolyProgram) -> None:
+        self.program = program
+        by_name = program.statement_map
+        order = _stmt_names(_snodes(program.tree))
+        # Every statement the loops of an original loop enclose has a dimension for it.
+        self.stmts_of: dict[str, list[str]] = {}
+        for s in order:
+            for origin in by_name[s].dim_origins:
+                self.stmts_of.setdefault(origin, []).append(s)
+        self.infos: dict[Loop, LoopInfo] = {}
+        self.vid_values: dict[str, Mapping[str, isl.PwAff]] = {}
+        # The original loops of the iterates whose loops run, first (blocking a loop
+        # reads the values of the loops its bounds use).
+        self.iterates: dict[k.IterateOp, None] = {}
+        for n in _ploops(program.tree):
+            self.iterates.setdefault(n.loop.origin.iterate)
+        for it in self.iterates:
+            for e in it.entries:
+                self.info(_original(program.nest.origins[e.handle]))
+
+    def final(self, lp: Loop) -> LoopInfo:
+        """The loop as the schedule has it: a point loop never named runs once."""
+        info = self.info(lp)
+        if not lp.trivial:
+            return info
+        zero = {s: const_on(v.domain(), 0) for s, v in info.values.items()}
+        return replace(
+            info, lbs=(Bound.const(0),), ubs=(Bound.const(1),), values=zero, trivial=True
+        )
+
+    def trip_count_refusal(self, handle: SSAValue) -> rules.Refusal | None:
+        """Why krnl.unroll cannot unroll the loop of `handle` as it is at the op (None: it
+        can): only a point loop or a loop with a constant trip count unrolls."""
+        every = {lp.handle: lp for final in self.program.loop_names for lp in _split_chain(final)}
+        info = self.info(every[handle])
+        # The loops so far, the loops that carry a value now last (bounds name them).
+        known = {i.name: i for i in self.infos.values()}
+        known.update({i.name: i for lp, i in self.infos.items() if lp in self.program.loop_names})
+        sched = Schedule(self.program, (), known)
+        if sched.trip_info(info)[0] is not None or sched.tile_of(info.name) is not None:
+            return None
+        bounds = f"for %{info.name} = {sched.format_bounds(info)}"
+        return rules.no_trip_count_refusal(repr(info.name), bounds=bounds)
+
+    def info(self, lp: Loop) -> LoopInfo:
+        found = self.infos.get(lp)
+        if found is None:
+            found = self.infos[lp] = self._made(lp)
+            self.vid_values.setdefault(found.vid, found.values)
+        return found
+
+    def _made(self, lp: Loop) -> LoopInfo:
+        program = self.program
+        name = program.handle_names[lp.handle]
+        if lp.split_from is None:
+            stmts = self.stmts_of.get(name, [])
+            info = _info(program, lp, name, stmts, program.statement_map)
+            return replace(info, parallel=lp.parallel, unroll=lp.unroll)
+        blocked = self.info(lp.split_from)
+        # A tile loop keeps the bounds of the loop it was split from, and a point loop
+        # ends there too, as the schedule writes them (simplified, for a point loop).
+        if lp.kind == "tile":
+            values = {
+                s: tile_start(v, self._lower(blocked, s), lp.step)
+                for s, v in blocked.values.items()
+            }
+            return LoopInfo(
+                name,
+                "tile",
+                name,
+                blocked.origin,
+                blocked.lbs,
+                blocked.ubs,
+                lp.step,
+                values,
+                lp.tile_size,
+                parallel=lp.parallel,
+                unroll=lp.unroll,
+            )
+        # The nest's point loop runs from its tile's value to min(tile + stride, UB...).
+        (tile,) = (b.loop for b in lp.lbs if isinstance(b, IVBound))
+        lbs = self._bounds(lp, lp.lbs, lower=True)
+        end = self._bounds(lp, lp.ubs[:1], lower=False)
+        tile_info = self.info(tile)
+        ubs = simplest_point_ubs(blocked, tile_info.vid, tile_info.step, (*end, *blocked.ubs))
+        return replace(
+            blocked,
+            name=name,
+            kind="point",
+            lbs=lbs,
+            ubs=ubs,
+            tile_size=None,
+            parallel=lp.parallel,
+            unroll=lp.unroll,
+        )
+
+    def _bounds(
+        self, lp: Loop, bounds: Sequence[MapBound | IVBound], lower: bool
+    ) -> tuple[Bound, ...]:
+        out: list[Bound] = []
+        for b in bounds:
+            if isinstance(b, IVBound):
+                out.append(Bound.value_plus(self.info(b.loop).vid, b.offset))
+            else:
+                out += _bounds(self.program, (b,), lp, lower)
+        return tuple(out)
+
+    def _lower(self, info: LoopInfo, stmt: str) -> isl.PwAff:
+        """The greatest lower bound of loop `info` for the instances of `stmt`."""
+        dom = self.program.statement_map[stmt].domain
+        out: isl.PwAff | None = None
+        for b in info.lbs:
+            args: list[isl.PwAff] = []
+            for r in b.operands:
+                if r.kind == "const":
+                    args.append(const_on(dom, r.value))
+                elif r.kind == "param":
+                    args.append(param_on(dom, r.name))
+                else:
+                    args.append(self.vid_values[r.name][stmt])
+            v = eval_affine(b.expr, args, dom)
+            out = v if out is None else out.max(v)
+        assert out is not None, f"loop {info.name} has no lower bound"
+        return out
+
+
+def _original(origin: Origin) -> Loop:
+    """The loop of a `with` entry, before any krnl.block split it."""
+    assert origin.carrier is not None
+    return _split_chain(origin.carrier)[-1]
+
+
+def _split_chain(lp: Loop) -> list[Loop]:
+    """`lp`, the loop a krnl.block split into it, and so on up to an original loop."""
+    out = [lp]
+    while out[-1].split_from is not None:
+        out.append(out[-1].split_from)
+    return out
+
+
+def _ploops(nodes: Sequence[PNode]) -> Iterator[PLoop]:
+    for n in nodes:
+        if isinstance(n, PLoop):
+            yield n
+            yield from _ploops(n.body)
+
+
+def _recipe_steps(fn: Function, program: PolyProgram, loops: _NestLoops) -> list[Step]:
+    """The steps of `fn`'s recipe ops on the loops that run, each where its op is.
+
+    The nest refused most misuses already; the marks it does not check (a loop made
+    parallel or unrolled twice, or both, blocked once unrolled, unrolled without a
+    constant trip count) are refused here as the primitives refuse them.
+    """
     names = program.handle_names
+    live = {names[e.handle] for it in loops.iterates for e in it.entries}
+    marked: dict[str, type[Operation]] = {}  # loop -> the kind of op that marked it
+    steps: list[Step] = []
     for op in fn.op.walk():
         handles: tuple[SSAValue, ...] = ()
         if isinstance(op, k.BlockOp | k.UnrollOp):
             handles = (op.loop,)
         elif isinstance(op, k.PermuteOp | k.ParallelOp):
             handles = tuple(op.loops)
-        if not handles or handles[0] not in names or names[handles[0]] not in part_of:
+        if not handles or handles[0] not in names or names[handles[0]] not in live:
             continue
-        n = part_of[names[handles[0]]]
-        sched = parts[n]
-        try:
-            if isinstance(op, k.BlockOp):
-                tile, point = names[op.loop_block], names[op.loop_local]
-                sched = block(sched, names[op.loop], op.size, names=(tile, point))
-                part_of[tile] = part_of[point] = n
-            elif isinstance(op, k.PermuteOp):
-                sched = permute(sched, [names[h] for h in op.loops], op.perm)
-            elif isinstance(op, k.ParallelOp):
-                sched = parallel(sched, *(names[h] for h in op.loops))
-            elif isinstance(op, k.UnrollOp):
-                sched = unroll(sched, names[op.loop])
-        except ScheduleError as e:
+        loop_names = tuple(names[h] for h in handles)
+        refusal = _mark_refusal(op, loop_names, marked, loops)
+        if refusal is not None:
             raise ScheduleError(
-                f"{op.name}: {e.message}", location=location_of(op, fn.module), hint=e.hint
-            ) from None
-        parts[n] = sched
-        steps.append(replace(sched.steps[-1], location=location_of(op, fn.module)))
+                f"{op.name}: {refusal.message}",
+                location=location_of(op, fn.module),
+                hint=refusal.hint,
+            )
+        where = location_of(op, fn.module)
+        if isinstance(op, k.BlockOp):
+            made = (names[op.loop_block], names[op.loop_local])
+            live.update(made)
+            steps.append(Step("block", loop_names, size=op.size, names=made, location=where))
+        elif isinstance(op, k.PermuteOp):
+            steps.append(Step("permute", loop_names, perm=tuple(op.perm), location=where))
+        else:
+            steps.append(
+                Step(
+                    "parallel" if isinstance(op, k.ParallelOp) else "unroll",
+                    loop_names,
+                    location=where,
+                )
+            )
+            marked.update(dict.fromkeys(loop_names, type(op)))
     for lp, name in program.loop_names.items():
-        if lp.trivial and name in part_of and name in parts[part_of[name]].loop_info:
-            n = part_of[name]
-            parts[n] = trivialize(parts[n], name)
-            steps.append(parts[n].steps[-1])
-    loop_info = {x: i for part in parts for x, i in part.loop_info.items()}
-    # Statements go where Krnl puts them: the program's nest.
-    nodes = _snodes(program.tree)
-    present = {n.name for n in _loops_of(nodes)}
-    infos = {n: i for n, i in loop_info.items() if n in present}
-    # Legality is judged against the order before the loops were permuted.
-    permuted = any(isinstance(op, k.PermuteOp) for op in fn.op.walk())
-    reference = UnpermutedOrder(fn, program) if permuted else None
-    return cls(program, nodes, infos, tuple(steps), reference, recipe_steps=len(steps))
+        if lp.trivial and name in live:
+            steps.append(Step("trivial", (name,)))
+    return steps
+
+
+def _mark_refusal(
+    op: Operation, loops: tuple[str, ...], marked: Mapping[str, type[Operation]], nest: _NestLoops
+) -> rules.Refusal | None:
+    """Why a recipe op cannot apply to loops marked so far (None: it can)."""
+    quoted = [repr(x) for x in loops]
+    if isinstance(op, k.BlockOp) and marked.get(loops[0]) is k.UnrollOp:
+        return rules.unrolled_block_refusal(quoted[0])
+    if not isinstance(op, k.ParallelOp | k.UnrollOp):
+        return None
+    if isinstance(op, k.ParallelOp) and (twice := rules.listed_twice(quoted, op.name)):
+        return twice
+    for name, shown in zip(loops, quoted, strict=True):
+        if marked.get(name) is type(op):
+            return rules.twice_refusal(op.name, shown)
+        if name in marked:
+            return rules.parallel_unroll_refusal(op.name, shown)
+    if isinstance(op, k.UnrollOp):
+        return nest.trip_count_refusal(op.loop)
+    return None
 
 
 def _loops_of(nodes: Sequence[SNode]) -> list[SLoop]:
@@ -181,7 +362,7 @@ def _info(
     lp: Loop,
     name: str,
     stmts: list[str],
-    by_name: dict[str, Statement],
+    by_name: Mapping[str, Statement],
 ) -> LoopInfo:
     """LoopInfo of an original loop (from its `with` entry)."""
     values: dict[str, isl.PwAff] = {}
@@ -207,55 +388,6 @@ def _as_written(program: PolyProgram, cls: type[ScheduleT]) -> ScheduleT:
 
     walk(program.tree)
     return cls(program, _snodes(program.tree), infos)
-
-
-def _base(program: PolyProgram) -> Schedule:
-    """The original loops of every chain, with all its statements in the innermost one."""
-    infos: dict[str, LoopInfo] = {}
-    by_name = {s.name: s for s in program.statements}
-
-    def collapse(nodes: Sequence[PNode]) -> list[SNode]:
-        out: list[SNode] = []
-        for n in nodes:
-            if isinstance(n, PStmt):
-                out.append(SStmt(n.name))
-                continue
-            iterate = n.loop.origin.iterate
-            inner: list[SNode] = []
-            _gather(n, iterate, inner, collapse)
-            body: tuple[SNode, ...] = tuple(inner)
-            stmts = [s for s in _stmt_names(body)]
-            for e in reversed(iterate.entries):
-                origin = program.nest.origins[e.handle]
-                name = program.handle_names[e.handle]
-                plain = Loop(
-                    origin,
-                    "loop",
-                    e.handle,
-                    (MapBound(e.lb_map, e.lb_operands),),
-                    (MapBound(e.ub_map, e.ub_operands),),
-                    1,
-                )
-                infos[name] = _info(program, plain, name, stmts, by_name)
-                body = (SLoop(name, body),)
-            out.extend(body)
-        return out
-
-    return Schedule(program, tuple(collapse(program.tree)), infos)
-
-
-def _gather(
-    node: PLoop,
-    iterate: k.IterateOp,
-    into: list[SNode],
-    collapse: Callable[[Sequence[PNode]], list[SNode]],
-) -> None:
-    """What runs inside the loops of `iterate`'s chain (nested chains collapsed too)."""
-    for b in node.body:
-        if isinstance(b, PLoop) and b.loop.origin.iterate is iterate:
-            _gather(b, iterate, into, collapse)
-        else:
-            into.extend(collapse([b]))
 
 
 def _stmt_names(nodes: Sequence[SNode]) -> list[str]:

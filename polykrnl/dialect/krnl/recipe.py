@@ -1,16 +1,16 @@
 """What Krnl's recipe ops mean: the one statement of their rules.
 
-Two views of a function's loops follow these rules. The loop nest
-(:mod:`polykrnl.nest.loops`) applies the recipe ops of Krnl text to loops
-whose bounds are SSA values; the verifier, the reference interpreter and the
-polyhedral model read it, and it needs no isl, so the interpreter stays an
-oracle that runs programs the polyhedral model cannot represent. The schedule
-primitives (:mod:`polykrnl.transforms.primitives`) apply the same ops to a
-schedule, whose loops carry isl values; ``pk.schedule`` replays a function's
-recipe through them. Both take from here what each op does to the loops and
-when it is refused, with the same words, so that the two views cannot drift
-apart (``tests/transforms/test_recipe_agreement.py`` compares them on every
-program of the test corpus).
+The loop nest (:mod:`polykrnl.nest.loops`) applies the recipe ops of Krnl text
+once, to loops whose bounds are SSA values; the verifier, the reference
+interpreter and the polyhedral model read it, and ``pk.schedule`` makes its
+schedule from it. The nest needs no isl, so the interpreter stays an oracle
+that runs programs the polyhedral model cannot represent. The schedule
+primitives (:mod:`polykrnl.transforms.primitives`) apply the same ops on
+their own to a schedule, whose loops carry isl values, for Python users.
+Both take from here what each op does to the loops and when it is refused,
+with the same words, so that they cannot drift apart
+(``tests/transforms/test_recipe_agreement.py`` replays every recipe of the
+test corpus through the primitives and compares).
 
 Loop names are passed in already written the caller's way (``%ii`` in Krnl
 text, ``'i'`` in the Python API). The facts are in docs/krnl-semantics.md.

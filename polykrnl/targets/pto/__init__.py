@@ -1,4 +1,5 @@
 """PTO tile code generation: tile types, instruction table, tmp-size rules, C++ emitter.
 
-May import polykrnl.model, polykrnl.transforms and polykrnl.codegen, never the reverse.
+The PTO target: imports the stages before the targets and the shared lowering
+(polykrnl.codegen), never another target.
 """

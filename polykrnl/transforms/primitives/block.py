@@ -10,7 +10,7 @@ from polykrnl.dialect.krnl import recipe as rules
 from polykrnl.errors import ScheduleError
 from polykrnl.poly import isl_name
 from polykrnl.transforms.bounds import Bound
-from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
+from polykrnl.transforms.core import LoopInfo, Schedule, ScheduleT, SLoop, SNode, Step
 
 
 def block(
@@ -51,21 +51,15 @@ def block(
             # line up across the loop it is skewed by (rectangular tiles).
             f = isl.Val.int_from_si(v.get_ctx(), factor)
             lb = lb.sub(sched.vid_value(by, s).scale_val(f))
-        tile_values[s] = _strip(v, lb, stride)
+        tile_values[s] = tile_start(v, lb, stride)
     vids = {i.vid for i in sched.loop_info.values()}
     tile_vid = _fresh(tile_name, vids) if tile_name in vids else tile_name
-    extent, divisor = (1, 1) if info.trivial else sched.extent(info)
     point_lbs, point_ubs = rules.point_range(tile_vid, stride, info.ubs, Bound.value_plus)
-    # The same range, written as simply as the facts allow.
     if info.skew:
         # A skewed loop's tiles start at its unskewed origin: its own lower bounds still bind.
         point_lbs = (*point_lbs, *info.lbs)
-    elif extent is not None and 0 < extent < stride:
-        # One tile holds the whole loop: min(tile + stride, UB) is tile + extent.
-        point_ubs = (Bound.value_plus(tile_vid, extent),)
-    elif divisor % stride == 0 and (extent is None or extent > 0):
-        # Every tile is full: the loop's own upper bounds never bind.
-        point_ubs = point_ubs[:1]
+    else:
+        point_ubs = simplest_point_ubs(info, tile_vid, stride, point_ubs)
     tile = LoopInfo(
         tile_name,
         "tile",
@@ -99,6 +93,22 @@ def block(
     return sched.derive(nodes=nodes, loop_info=infos, steps=(*sched.steps, step))
 
 
+def simplest_point_ubs(
+    info: LoopInfo, tile_vid: str, stride: int, ubs: tuple[Bound, ...]
+) -> tuple[Bound, ...]:
+    """The point loop's upper bounds `ubs` (min(tile + stride, UB...)) of blocking the
+    loop `info` by `stride`, written as simply as the facts allow (the schedule of a
+    Krnl recipe writes its point loops this way too)."""
+    extent, divisor = (1, 1) if info.trivial else Schedule.extent(info)
+    if extent is not None and 0 < extent < stride:
+        # One tile holds the whole loop: min(tile + stride, UB) is tile + extent.
+        return (Bound.value_plus(tile_vid, extent),)
+    if divisor % stride == 0 and (extent is None or extent > 0):
+        # Every tile is full: the loop's own upper bounds never bind.
+        return ubs[:1]
+    return ubs
+
+
 def _fresh(base: str, taken: set[str]) -> str:
     name, n = isl_name(base), 2
     while name in taken:
@@ -106,7 +116,7 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def _strip(v: isl.PwAff, lb: isl.PwAff, stride: int) -> isl.PwAff:
+def tile_start(v: isl.PwAff, lb: isl.PwAff, stride: int) -> isl.PwAff:
     """lb + stride * floor((v - lb) / stride): the start of v's tile."""
     if stride == 1:
         return v

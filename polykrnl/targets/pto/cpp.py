@@ -317,11 +317,6 @@ class _Printer:
             args[1] = self.conv_view(src, ins.conv.src_layout, ins.conv.src_shape, depth)
         if ins.tmp is not None:
             args.append(self.ref(ins.tmp))
-        assert kind in {
-            "load", "store", "unary", "binary", "scalar", "rowreduce", "rowexpand",
-            "rowexpand_bin", "colexpand_bin", "trans", "mov", "matmul", "matmul_acc", "fillpad",
-            "expands",
-        }  # fmt: skip
         line = f"{ins.op}({', '.join(args)});"
         pipe = self.prog.pipe_of(ins)
         note = f"  // {pipe.cpp}" + (f": {_one_line(ins.comment)}" if ins.comment else "")

@@ -11,6 +11,7 @@ from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from polykrnl.poly import Statement
 from polykrnl.targets.pto.dtypes import DType, dtype
+from polykrnl.targets.pto.instructions import INSTRUCTIONS, Instruction
 from polykrnl.targets.pto.krnl_ops import (
     BINARY_INSTR,
     UNARY_INSTR,
@@ -29,9 +30,6 @@ from polykrnl.targets.pto.vec_tiles import (
 )
 
 __all__ = ["check_one_window", "subscript_loops", "tile_value", "tile_window"]
-
-
-_COMMUTES = {"TADD", "TMUL", "TMAX", "TMIN"}
 
 
 def _element_dtype(s: Statement, v: SSAValue) -> DType:
@@ -157,10 +155,11 @@ def tile_value(t: TilewiseNest, s: Statement, v: SSAValue, defining: bool = Fals
     if instr is not None:
         check_same_dtype(t, s, _element_dtype(s, v))
         x, y = tile_value(t, s, op.operands[0]), tile_value(t, s, op.operands[1])
-        if instr == "TMAX" and y.kind == "scalar" and y.scalar == 0 and x.kind == "tile":
-            return _unary(t, s, v, "TRELU", x)
-        if instr == "TMAX" and x.kind == "scalar" and x.scalar == 0 and y.kind == "tile":
-            return _unary(t, s, v, "TRELU", y)
+        zero_form = INSTRUCTIONS[instr].zero_form
+        if zero_form is not None and y.kind == "scalar" and y.scalar == 0 and x.kind == "tile":
+            return _unary(t, s, v, zero_form, x)
+        if zero_form is not None and x.kind == "scalar" and x.scalar == 0 and y.kind == "tile":
+            return _unary(t, s, v, zero_form, y)
         return _binary(t, s, v, instr, x, y)
     raise lowering_error(s, f"{op.name} has no PTO instruction")
 
@@ -237,6 +236,7 @@ def _binary(
     t: TilewiseNest, s: Statement, v: SSAValue, instr: str, x: TileValue, y: TileValue
 ) -> TileValue:
     note = f"{s.name}: {v.name_hint or instr}"
+    info = INSTRUCTIONS[instr]
     if x.kind == y.kind == "scalar":
         raise lowering_error(s, "arithmetic on constants only (fold it in the Krnl program)")
     if x.kind == y.kind:
@@ -245,19 +245,7 @@ def _binary(
         t.env[v] = TileValue(x.kind, name)
         return t.env[v]
     if "scalar" in (x.kind, y.kind):
-        tile, c = (x, y) if y.kind == "scalar" else (y, x)
-        tile = _expanded(t, s, tile)
-        name = t.new_row("r") if tile.kind == "row" else t.new_tile("t")
-        if y.kind == "scalar" or instr in _COMMUTES:
-            t.items.append(Instr(instr + "S", name, (tile.tile, Scalar(c.scalar)), comment=note))
-        elif instr == "TDIV":
-            t.items.append(Instr("TDIVS", name, (Scalar(c.scalar), tile.tile), comment=note))
-        else:
-            raise lowering_error(
-                s, "a constant minus a tile has no PTO instruction (write x * -1 + c)"
-            )
-        t.env[v] = TileValue(tile.kind, name)
-        return t.env[v]
+        return _with_scalar(t, s, v, info, x, y, note)
     if {x.kind, y.kind} == {"col", "row"}:
         raise lowering_error(
             s, "a per-row value and a per-column value together (an outer product) have no "
@@ -265,25 +253,52 @@ def _binary(
         )  # fmt: skip
     if "row" in (x.kind, y.kind):
         # A tile and a row of per-column values: TCOLEXPAND<OP>.
-        if x.kind == "row" and instr not in _COMMUTES:
+        if (x.kind == "row" and not info.commutes) or info.colexpand_form is None:
             raise lowering_error(
                 s, f"a per-column value {instr[1:].lower()} a tile has no PTO instruction"
             )
         full, per_col = (x, y) if x.kind == "tile" else (y, x)
         name = t.new_tile("t")
-        op = "TCOLEXPAND" + instr[1:]
+        op = info.colexpand_form
         t.items.append(Instr(op, name, (full.tile, per_col.tile), comment=note))
         t.env[v] = TileValue("tile", name)
         return t.env[v]
     # A tile and a column of per-row values: TROWEXPAND<OP>.
     full, per_row = (x, y) if x.kind == "tile" else (y, x)
-    if x.kind == "col" and instr not in _COMMUTES:
+    if (x.kind == "col" and not info.commutes) or info.rowexpand_form is None:
         raise lowering_error(
             s, f"a per-row value {instr[1:].lower()} a tile has no PTO instruction"
         )
     name = t.new_tile("t")
-    op = "TROWEXPAND" + instr[1:]
+    op = info.rowexpand_form
     tmp = tmp_tile_for(t, s, op, t.row, None)
     t.items.append(Instr(op, name, (full.tile, per_row.tile), tmp=tmp, comment=note))
     t.env[v] = TileValue("tile", name)
+    return t.env[v]
+
+
+def _with_scalar(
+    t: TilewiseNest,
+    s: Statement,
+    v: SSAValue,
+    info: Instruction,
+    x: TileValue,
+    y: TileValue,
+    note: str,
+) -> TileValue:
+    """A tile (or per-row or per-column values) and a constant: the scalar form, with the
+    constant first only where the instruction commutes or takes it first (TDIVS)."""
+    tile, c = (x, y) if y.kind == "scalar" else (y, x)
+    tile = _expanded(t, s, tile)
+    name = t.new_row("r") if tile.kind == "row" else t.new_tile("t")
+    if info.scalar_form is None:
+        raise lowering_error(s, f"{info.name} with a constant has no PTO instruction")
+    form = INSTRUCTIONS[info.scalar_form]
+    if y.kind == "scalar" or info.commutes:
+        t.items.append(Instr(form.name, name, (tile.tile, Scalar(c.scalar)), comment=note))
+    elif form.scalar_first:
+        t.items.append(Instr(form.name, name, (Scalar(c.scalar), tile.tile), comment=note))
+    else:
+        raise lowering_error(s, "a constant minus a tile has no PTO instruction (write x * -1 + c)")
+    t.env[v] = TileValue(tile.kind, name)
     return t.env[v]

@@ -268,7 +268,7 @@ class _Machine:
             tmatmul(dst, T[_t(srcs[0])], T[_t(srcs[1])], kind == "matmul_acc")
         elif kind == "fillpad":
             tfillpad(dst, T[_t(srcs[0])])
-        else:  # pragma: no cover - OPS and this dispatch are kept in step
+        else:  # pragma: no cover - the table's kinds and this dispatch are kept in step
             raise AssertionError(kind)
 
     def check_conv_tmp(self, ins: Instr, conv: ConvForm, dt: DType) -> None:

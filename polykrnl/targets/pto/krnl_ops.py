@@ -1,14 +1,15 @@
 """The Krnl and MLIR ops the PTO patterns recognize, by op class, and the PTO instruction
-each elementwise or reducing op becomes."""
+each elementwise or reducing op becomes (from the table of :mod:`.instructions`)."""
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, math, memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from polykrnl.dialect import krnl as k
 from polykrnl.nest.values import Loop, LoopNest
+from polykrnl.targets.pto.instructions import by_op_class
 
 __all__ = [
     "BINARY_INSTR",
@@ -25,35 +26,12 @@ __all__ = [
     "unwrap_extf",
 ]
 
-UNARY_INSTR: dict[type[Operation], str] = {
-    math.ExpOp: "TEXP",
-    math.SqrtOp: "TSQRT",
-    math.AbsFOp: "TABS",
-    arith.NegfOp: "TNEG",
-    math.LogOp: "TLOG",
-    math.RsqrtOp: "TRSQRT",
-}
-# maximumf/minimumf (NaN wins) and maxnumf/minnumf (the number wins, what onnx-mlir
-# writes for max reductions) differ only on NaN, which PTO leaves undefined: both
-# become the one instruction (docs/pto.md, "NaN and max/min").
-BINARY_INSTR: dict[type[Operation], str] = {
-    arith.AddfOp: "TADD",
-    arith.SubfOp: "TSUB",
-    arith.MulfOp: "TMUL",
-    arith.DivfOp: "TDIV",
-    arith.MaximumfOp: "TMAX",
-    arith.MinimumfOp: "TMIN",
-    arith.MaxnumfOp: "TMAX",
-    arith.MinnumfOp: "TMIN",
-}
+# Derived from the instruction table: an op class reaches an instruction by the table
+# entry's `implements` (the NaN note on max/min is there).
+UNARY_INSTR: dict[type[Operation], str] = by_op_class("unary")
+BINARY_INSTR: dict[type[Operation], str] = by_op_class("binary")
 #: The combining op of a ``krnl.yield old op e`` -> the row reduction it is.
-ROW_REDUCE_INSTR: dict[type[Operation], str] = {
-    arith.AddfOp: "TROWSUM",
-    arith.MaximumfOp: "TROWMAX",
-    arith.MinimumfOp: "TROWMIN",
-    arith.MaxnumfOp: "TROWMAX",
-    arith.MinnumfOp: "TROWMIN",
-}
+ROW_REDUCE_INSTR: dict[type[Operation], str] = by_op_class("rowreduce")
 
 #: Every op class some PTO pattern recognizes (the instructions above, memory, constants,
 #: the recipe's values, krnl.matmul, krnl.memset, the tile-buffer copies): what

@@ -29,7 +29,6 @@ PTO facts used here (hw-native-sys/pto-isa headers and docs, restated):
 
 from __future__ import annotations
 
-import enum
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,10 +39,10 @@ import sympy  # type: ignore[import-untyped]
 
 from polykrnl.errors import PtoError, TileConstraintError
 from polykrnl.targets.pto.dtypes import ALIGN_BYTES, DType, dtype
+from polykrnl.targets.pto.instructions import INSTRUCTIONS, Instruction, Pipe
 from polykrnl.targets.pto.types import Arch, Buffer, Layout, Loc, TileType, arch
 
 __all__ = [
-    "OPS",
     "Barrier",
     "ConvForm",
     "Expr",
@@ -51,7 +50,6 @@ __all__ = [
     "Instr",
     "Item",
     "Loop",
-    "OpInfo",
     "Operand",
     "Pipe",
     "Program",
@@ -149,26 +147,6 @@ def _prod(e: sympy.Expr, env: Mapping[str, int]) -> int:
     for a in e.args:
         out *= eval_expr(a, env)
     return out
-
-
-# --------------------------------------------------------------------------- pipes
-
-
-class Pipe(enum.Enum):
-    """A hardware pipe (C++ ``PIPE_V`` ...)."""
-
-    S = "S"
-    V = "V"
-    MTE1 = "MTE1"
-    MTE2 = "MTE2"
-    MTE3 = "MTE3"
-    M = "M"
-    FIX = "FIX"
-    ALL = "ALL"
-
-    @property
-    def cpp(self) -> str:
-        return f"PIPE_{self.value}"
 
 
 # --------------------------------------------------------------------------- declarations
@@ -297,66 +275,6 @@ Operand: TypeAlias = str | GlobalView | Scalar  # a str names a tile
 
 
 @dataclass(frozen=True)
-class OpInfo:
-    """How an op is printed and checked. ``kind`` groups ops with one signature:
-    load, store, unary, binary, scalar (tile + scalar), rowreduce, rowexpand (TROWEXPAND),
-    rowexpand_bin, colexpand_bin (a tile and one value per column), trans, mov, matmul,
-    matmul_acc, fillpad, expands (TEXPANDS)."""
-
-    name: str
-    kind: str
-    tmp: str = "none"  # "none", "required" (C++ signature has it), "optional"
-
-
-def _ops() -> dict[str, OpInfo]:
-    table: list[OpInfo] = [
-        OpInfo("TLOAD", "load"),
-        OpInfo("TSTORE", "store"),
-        OpInfo("TTRANS", "trans", "required"),
-        OpInfo("TMOV", "mov"),
-        OpInfo("TMATMUL", "matmul"),
-        OpInfo("TMATMUL_ACC", "matmul_acc"),
-        OpInfo("TFILLPAD", "fillpad"),
-        OpInfo("TEXPANDS", "expands"),
-        OpInfo("TROWEXPAND", "rowexpand"),
-    ]
-    table += [OpInfo(n, "unary") for n in UNARY]
-    table += [OpInfo(n, "binary") for n in BINARY]
-    table += [OpInfo(n, "scalar") for n in SCALAR]
-    table += [OpInfo(n, "rowreduce", "required") for n in ROWREDUCE]
-    table += [OpInfo(n, "rowexpand_bin", "optional") for n in ROWEXPAND_BIN]
-    table += [OpInfo(n, "colexpand_bin") for n in COLEXPAND_BIN]
-    return {o.name: o for o in table}
-
-
-UNARY = ("TEXP", "TSQRT", "TABS", "TRELU", "TNEG", "TLOG", "TRECIP", "TRSQRT")
-BINARY = ("TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN")
-SCALAR = ("TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS")
-ROWREDUCE = ("TROWSUM", "TROWMAX", "TROWMIN")
-ROWEXPAND_BIN = (
-    "TROWEXPANDADD",
-    "TROWEXPANDSUB",
-    "TROWEXPANDMUL",
-    "TROWEXPANDDIV",
-    "TROWEXPANDMAX",
-    "TROWEXPANDMIN",
-    "TROWEXPANDEXPDIF",
-)
-
-COLEXPAND_BIN = (
-    "TCOLEXPANDADD",
-    "TCOLEXPANDSUB",
-    "TCOLEXPANDMUL",
-    "TCOLEXPANDDIV",
-    "TCOLEXPANDMAX",
-    "TCOLEXPANDMIN",
-)
-
-#: Every op the program IR knows, by name.
-OPS: dict[str, OpInfo] = _ops()
-
-
-@dataclass(frozen=True)
 class ConvForm:
     """A TTRANS between convolution layouts: the source and destination tiles are seen as
     ConvTiles of these layouts and static shapes (C++: a ConvTile declared over each
@@ -402,23 +320,21 @@ class Instr:
     conv: ConvForm | None = None  # TTRANS between convolution layouts
 
     def __post_init__(self) -> None:
-        if self.op not in OPS:
+        if self.op not in INSTRUCTIONS:
             raise PtoError(
                 f"unknown PTO instruction {self.op!r}",
-                hint=f"use one of {', '.join(sorted(OPS))}",
+                hint=f"use one of {', '.join(sorted(INSTRUCTIONS))}",
             )
         object.__setattr__(self, "srcs", tuple(self.srcs))
 
     @property
-    def info(self) -> OpInfo:
-        return OPS[self.op]
+    def info(self) -> Instruction:
+        return INSTRUCTIONS[self.op]
 
     def tiles_read(self) -> tuple[str, ...]:
         names = [s for s in self.srcs if isinstance(s, str)]
-        if self.op == "TMATMUL_ACC" and isinstance(self.dst, str):
+        if self.info.kind == "matmul_acc" and isinstance(self.dst, str):
             names.append(self.dst)
-        if self.op == "TSTORE":
-            pass
         return tuple(names)
 
     def tiles_written(self) -> tuple[str, ...]:
@@ -560,27 +476,25 @@ class Program:
         return [it for it in walk(self.body) if isinstance(it, Instr)]
 
     def pipe_of(self, ins: Instr) -> Pipe:
-        """The pipe an instruction runs on (its own ``pipe`` if given)."""
+        """The pipe an instruction runs on (its own ``pipe`` if given, else the table's; a
+        store and a move go where their tiles' locations say)."""
         if ins.pipe is not None:
             return ins.pipe
-        op = ins.op
-        if op == "TLOAD":
-            return Pipe.MTE2
-        if op == "TSTORE":
+        info = ins.info
+        if info.pipe is not None:
+            return info.pipe
+        if info.kind == "store":
             src = ins.srcs[0]
             assert isinstance(src, str)
             loc = self.tile(src).type.loc
             return Pipe.FIX if loc is Loc.Acc else Pipe.MTE3
-        if op == "TMOV":
-            assert isinstance(ins.dst, str) and isinstance(ins.srcs[0], str)
-            s, d = self.tile(ins.srcs[0]).type.loc, self.tile(ins.dst).type.loc
-            if s is Loc.Mat and d in (Loc.Left, Loc.Right, Loc.Bias, Loc.Scaling):
-                return Pipe.MTE1
-            if s is Loc.Acc:
-                return Pipe.FIX
-            return Pipe.V
-        if op in ("TMATMUL", "TMATMUL_ACC"):
-            return Pipe.M
+        assert info.kind == "mov", f"{ins.op}: the table gives no pipe"
+        assert isinstance(ins.dst, str) and isinstance(ins.srcs[0], str)
+        s, d = self.tile(ins.srcs[0]).type.loc, self.tile(ins.dst).type.loc
+        if s is Loc.Mat and d in (Loc.Left, Loc.Right, Loc.Bias, Loc.Scaling):
+            return Pipe.MTE1
+        if s is Loc.Acc:
+            return Pipe.FIX
         return Pipe.V
 
     # -- static checks
@@ -681,23 +595,7 @@ class Program:
             if not (isinstance(x, GlobalView) and x.tensor in tensors):
                 raise PtoError(f"{ins.op}: {what} must be a view of a tensor argument, got {x!r}")
 
-        nsrc = {
-            "load": 1,
-            "store": 1,
-            "unary": 1,
-            "binary": 2,
-            "scalar": 2,
-            "rowreduce": 1,
-            "rowexpand": 1,
-            "rowexpand_bin": 2,
-            "colexpand_bin": 2,
-            "trans": 1,
-            "mov": 1,
-            "matmul": 2,
-            "matmul_acc": 2,
-            "fillpad": 1,
-            "expands": 1,
-        }[kind]
+        nsrc = ins.info.n_sources
         if len(ins.srcs) != nsrc:
             raise PtoError(f"{ins.op}: takes {nsrc} source operand(s), got {len(ins.srcs)}")
         if kind == "store":
@@ -710,7 +608,7 @@ class Program:
         elif kind == "scalar":
             if sum(isinstance(s, Scalar) for s in ins.srcs) != 1:
                 raise PtoError(f"{ins.op}: needs one tile and one Scalar operand")
-            if isinstance(ins.srcs[0], Scalar) and ins.op != "TDIVS":
+            if isinstance(ins.srcs[0], Scalar) and not ins.info.scalar_first:
                 raise PtoError(f"{ins.op}: the scalar comes second (only TDIVS has scalar / tile)")
             for s in ins.srcs:
                 if not isinstance(s, Scalar):

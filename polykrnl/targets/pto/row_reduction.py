@@ -8,15 +8,13 @@ from xdsl.ir import Operation, OpResult
 
 from polykrnl.poly import Statement
 from polykrnl.targets.pto.elementwise import tile_value
+from polykrnl.targets.pto.instructions import INSTRUCTIONS
 from polykrnl.targets.pto.krnl_ops import ROW_REDUCE_INSTR, is_load
 from polykrnl.targets.pto.lowering_state import lowering_error
 from polykrnl.targets.pto.program import Instr, Scalar
 from polykrnl.targets.pto.vec_tiles import TileValue, TilewiseNest, tmp_tile_for
 
 __all__ = ["lower_memory_reduction", "lower_row_reduction"]
-
-
-_IDENTITY = {"TROWSUM": 0.0, "TROWMAX": float("-inf"), "TROWMIN": float("inf")}
 
 
 def lower_row_reduction(t: TilewiseNest, s: Statement) -> None:
@@ -84,16 +82,20 @@ def _reduce(
     """TROW<op> of tile `x` into a column, combined with `start` (a constant, skipped when it
     is the identity, or a column of per-row values)."""
     instr = ROW_REDUCE_INSTR[op]
+    info = INSTRUCTIONS[instr]
     red = t.new_col(instr.lower()[4:])
     tmp = tmp_tile_for(t, s, instr, t.row, t.col)
     t.items.append(Instr(instr, red, (x.tile,), tmp=tmp, comment=f"{s.name}: {hint or instr}"))
-    combine = {"TROWSUM": "TADD", "TROWMAX": "TMAX", "TROWMIN": "TMIN"}[instr]
-    if start.kind == "scalar" and start.scalar == _IDENTITY[instr]:
+    if start.kind == "scalar" and start.scalar == info.identity:
         return TileValue("col", red)
+    assert info.combine is not None, f"{instr}: the table gives no combining instruction"
+    combine = info.combine
     out = t.new_col(instr.lower()[4:])
     if start.kind == "scalar":
         srcs: tuple[str | Scalar, ...] = (red, Scalar(start.scalar))
-        combine, note = combine + "S", "with the initial value"
+        scalar_form = INSTRUCTIONS[combine].scalar_form
+        assert scalar_form is not None, f"{combine}: the table gives no scalar form"
+        combine, note = scalar_form, "with the initial value"
     else:
         srcs, note = (start.tile, red), "with the value before"
     t.items.append(Instr(combine, out, srcs, comment=f"{s.name}: {note}"))

@@ -37,6 +37,7 @@ import numpy as np
 
 from polykrnl.errors import TileConstraintError
 from polykrnl.targets.pto.dtypes import BF16, DType
+from polykrnl.targets.pto.instructions import INSTRUCTIONS, Kind
 from polykrnl.targets.pto.program import (
     ConvForm,
     GlobalView,
@@ -233,28 +234,12 @@ def tstore(dst: Array, src: SimTile, op: str = "TSTORE") -> None:
 # --------------------------------------------------------------------------- vector ops
 
 
-def _int_div(a: Array, b: Array, op: str) -> Array:
-    a64, b64 = a.astype(np.int64), b.astype(np.int64)
-    if np.any(b64 == 0):
-        raise _fail(op, "integer division by zero")
-    q = np.abs(a64) // np.abs(b64)
-    return np.where((a64 < 0) != (b64 < 0), -q, q)  # C++ truncates toward zero
-
-
-def _binary_fn(name: str, dt: DType) -> Callable[[Array, Array], Array]:
-    if name == "DIV":
-        if dt.is_int:
-            return lambda a, b: _int_div(a, b, "TDIV")
-        return lambda a, b: a / b
-    fns: dict[str, Callable[[Array, Array], Array]] = {
-        "ADD": lambda a, b: a + b,
-        "SUB": lambda a, b: a - b,
-        "MUL": lambda a, b: a * b,
-        "MAX": np.maximum,
-        "MIN": np.minimum,
-        "EXPDIF": lambda a, b: np.exp(a - b),
-    }
-    return fns[name]
+def _semantics(op: str, *kinds: Kind) -> Callable[..., Array]:
+    """The NumPy function of `op` from the instruction table (which has one for every
+    instruction of a computing kind)."""
+    info = INSTRUCTIONS[op]
+    assert info.kind in kinds and info.semantics is not None, f"{op} is not {' or '.join(kinds)}"
+    return info.semantics
 
 
 def _compute(dt: DType, f: Callable[..., Array], *xs: Array) -> Array:
@@ -266,33 +251,21 @@ def _compute(dt: DType, f: Callable[..., Array], *xs: Array) -> Array:
         return _cast(f(*args), dt)
 
 
-_UNARY: dict[str, Callable[[Array], Array]] = {
-    "TEXP": np.exp,
-    "TSQRT": np.sqrt,
-    "TABS": np.abs,
-    "TRELU": lambda a: np.maximum(a, np.zeros_like(a)),
-    "TNEG": np.negative,
-    "TLOG": np.log,
-    "TRECIP": lambda a: np.ones_like(a) / a,
-    "TRSQRT": lambda a: np.ones_like(a) / np.sqrt(a),
-}
-_FLOAT_ONLY = {"TEXP", "TSQRT", "TLOG", "TRECIP", "TRSQRT"}
-
-
 def tunary(op: str, dst: SimTile, src: SimTile) -> None:
     _need_loc(op, dst, Loc.Vec)
     _same_dtype(op, dst, src)
     _same_valid(op, dst, src)
-    if op in _FLOAT_ONLY and not dst.dtype.is_float:
+    f = _semantics(op, "unary")
+    if INSTRUCTIONS[op].float_only and not dst.dtype.is_float:
         raise _fail(op, f"takes float tiles, got {dst.dtype}")
-    dst.region()[...] = _compute(dst.dtype, _UNARY[op], src.region().copy())
+    dst.region()[...] = _compute(dst.dtype, f, src.region().copy())
 
 
 def tbinary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
     _need_loc(op, dst, Loc.Vec)
     _same_dtype(op, dst, a, b)
     _same_valid(op, dst, a, b)
-    f = _binary_fn(op[1:], dst.dtype)
+    f = _semantics(op, "binary")
     dst.region()[...] = _compute(dst.dtype, f, a.region().copy(), b.region().copy())
 
 
@@ -305,7 +278,7 @@ def tscalar(op: str, dst: SimTile, src: SimTile, value: float | int, scalar_firs
     _same_dtype(op, dst, src)
     _same_valid(op, dst, src)
     s = np.full(src.valid, _cast(value, src.dtype), dtype=src.dtype.np_dtype)
-    f = _binary_fn(op[1:-1], dst.dtype)
+    f = _semantics(op, "scalar")
     a, b = (s, src.region().copy()) if scalar_first else (src.region().copy(), s)
     dst.region()[...] = _compute(dst.dtype, f, a, b)
 
@@ -337,10 +310,7 @@ def trowreduce(op: str, dst: SimTile, src: SimTile) -> None:
         )
     x = src.region()
     acc = x.astype(np.float64) if dst.dtype.is_float else x.astype(np.int64)
-    if op == "TROWSUM":
-        red = acc.sum(axis=1)
-    else:
-        red = acc.max(axis=1) if op == "TROWMAX" else acc.min(axis=1)
+    red = _semantics(op, "rowreduce")(acc)
     dst.data[: src.valid_row, 0] = _cast(red, dst.dtype)
 
 
@@ -384,7 +354,7 @@ def trowexpand_binary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
         # column j of a per-row operand is column j mod (its valid columns): 0, or j mod B
         return t.data[:r][:, np.arange(c) % t.valid_col]
 
-    f = _binary_fn(op[len("TROWEXPAND") :], dst.dtype)
+    f = _semantics(op, "rowexpand_bin")
     dst.region()[...] = _compute(dst.dtype, f, expand(a), expand(b))
 
 
@@ -403,7 +373,7 @@ def tcolexpand_binary(op: str, dst: SimTile, a: SimTile, b: SimTile) -> None:
             f"per-column operand {b.describe()} must have {dst.valid_col} valid columns (one "
             "value per column, in its first row)",
         )
-    f = _binary_fn(op[len("TCOLEXPAND") :], dst.dtype)
+    f = _semantics(op, "colexpand_bin")
     r, c = dst.valid
     dst.region()[...] = _compute(
         dst.dtype, f, a.data[:r, :c], np.broadcast_to(b.data[:1, :c], (r, c))

@@ -5,7 +5,7 @@ operand signature; ``tmp``), which pipe runs it, what the NumPy model computes (
 ``float_only``), which MLIR op classes lower to it (``implements``) and how the lowering
 reaches its related forms (the scalar, per-row and per-column forms of a binary op, the
 binary op that combines two partial row reductions). Everything else reads this table:
-:mod:`.program` (``OPS``: checks, pipes), :mod:`.sim` (the functions), :mod:`.krnl_ops`
+:mod:`.program` (operand checks, pipes), :mod:`.sim` (the functions), :mod:`.krnl_ops`
 (the op-class -> instruction maps, derived by :func:`by_op_class`), :mod:`.elementwise` and
 :mod:`.row_reduction` (the forms).
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from polykrnl.errors import UnsupportedError
-from polykrnl.tune.evaluate import Evaluator
-from polykrnl.tune.measure import Job, Outcome
-from polykrnl.tune.space import Candidate, Space
+from polykrnl.tuning.evaluate import Evaluator
+from polykrnl.tuning.measure import Job, Outcome
+from polykrnl.tuning.space import Candidate, Space
 
 #: batches in a row with nothing new before the space counts as exhausted
 EXHAUSTED_AFTER = 8

@@ -292,7 +292,7 @@ def space_of(
     Examples
     --------
     >>> import polykrnl as pk
-    >>> from polykrnl.tune.space import space_of
+    >>> from polykrnl.tuning.space import space_of
     >>> fn = pk.parse('''
     ... func.func @t(%A: memref<64x64xf32>, %B: memref<64x64xf32>) {
     ...   %ii, %jj = krnl.define_loops 2

@@ -5,8 +5,10 @@ answers their outcomes in the batch's order (the search then tells its engine in
 order, whatever finished first: a fixed seed gives the same search on any evaluator).
 
 * :class:`InProcess`: one after the other, here (an injected cost, tests).
-* :class:`LocalPool`: a `concurrent.futures` process pool (spawned processes: Numba's
-  threads do not survive a fork). Compilation and the check against the interpreter run
+* :class:`LocalPool`: a `concurrent.futures` process pool of forked processes (spawned
+  ones import the caller's main script again, which runs a script's `pk.tune` call again
+  unless it is guarded by `if __name__ == "__main__"`; this process compiles nothing, so
+  it has no Numba threads a fork would lose). Compilation and the check against the interpreter run
   in parallel; timings take turns through a lock the processes share, so that no two
   kernels are timed at once.
 * :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
@@ -21,8 +23,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from polykrnl.tune.measure import Job, Outcome, evaluate, set_timing_lock
-from polykrnl.tune.space import Candidate
+from polykrnl.tuning.measure import Job, Outcome, evaluate, set_timing_lock
+from polykrnl.tuning.space import Candidate
 
 
 class Evaluator(Protocol):
@@ -65,7 +67,8 @@ class LocalPool:
 
         self.workers = workers or default_workers()
         self.where = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
-        ctx = multiprocessing.get_context("spawn")
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self._pool = ProcessPoolExecutor(
             self.workers, mp_context=ctx, initializer=set_timing_lock, initargs=(ctx.Lock(),)
         )

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from polykrnl.errors import PolykrnlError
-from polykrnl.tune.space import Candidate, legality_outcome, starting_schedules
+from polykrnl.tuning.space import Candidate, legality_outcome, starting_schedules
 
 if TYPE_CHECKING:
     from polykrnl.ir import Function

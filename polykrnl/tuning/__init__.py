@@ -7,10 +7,10 @@ sampler), `result` (`TuneResult`) and `api` (`tune`). It sits on top of the pipe
 importing it loads neither Optuna nor Dask, which `tune` imports when it runs.
 """
 
-from polykrnl.tune.api import DEFAULT_BUDGET, tune
-from polykrnl.tune.measure import Job, Outcome, synthetic_cost
-from polykrnl.tune.result import TuneResult
-from polykrnl.tune.space import Candidate, Move, Space, space_of
+from polykrnl.tuning.api import DEFAULT_BUDGET, tune
+from polykrnl.tuning.measure import Job, Outcome, synthetic_cost
+from polykrnl.tuning.result import TuneResult
+from polykrnl.tuning.space import Candidate, Move, Space, space_of
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
-from polykrnl.tune.evaluate import evaluator
-from polykrnl.tune.measure import Cost, Job
-from polykrnl.tune.result import TuneResult
-from polykrnl.tune.search import Progress, Tried, optuna_module, search
-from polykrnl.tune.space import Candidate, space_of, starting_schedules
+from polykrnl.tuning.evaluate import evaluator
+from polykrnl.tuning.measure import Cost, Job
+from polykrnl.tuning.result import TuneResult
+from polykrnl.tuning.search import Progress, Tried, optuna_module, search
+from polykrnl.tuning.space import Candidate, space_of, starting_schedules
 
 if TYPE_CHECKING:
     from polykrnl.ir import Function
@@ -38,7 +38,7 @@ def tune(
 ) -> TuneResult:
     """The fastest legal schedule of `fn` found in `budget` seconds, by measured time.
 
-    The space (`polykrnl.tune.space`): per band of each nest, skews that make it tilable,
+    The space (`polykrnl.tuning.space`): per band of each nest, skews that make it tilable,
     block sizes, orders of the tile and point loops, unrolling; with `threads`, the
     parallel loop. Optuna's TPE sampler searches it, starting from the loops as written,
     the function's recipe and a Pluto-style tiling; candidates that break a dependence are
@@ -60,7 +60,7 @@ def tune(
     Examples
     --------
     >>> import polykrnl as pk
-    >>> from polykrnl.tune import synthetic_cost
+    >>> from polykrnl.tuning import synthetic_cost
     >>> fn = pk.parse('''
     ... func.func @t(%A: memref<64x64xf32>, %B: memref<64x64xf32>) {
     ...   %ii, %jj = krnl.define_loops 2
@@ -73,9 +73,10 @@ def tune(
     >>> result = pk.tune(fn, cost=synthetic_cost, workers=0, seed=1, max_trials=12)
     >>> result.verdict, result.pruned
     ('legal', 0)
-    >>> print(result.script)  # doctest: +ELLIPSIS
+    >>> len(result.top(3)), result.seconds == result.top(1)[0][1]
+    (3, True)
+    >>> print(result.script.splitlines()[0])
     s = pk.Schedule.from_function(fn, recipe=False)
-    ...
     """
     _check_arguments(target, budget, repeats, dask, max_trials)
     optuna_module()  # before anything runs: say how to install it when it is missing
@@ -94,6 +95,8 @@ def tune(
         repeats=repeats,
         cost=cost,
     )
+    if cost is None:
+        _check_sizes(fn, job)
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
     pool = evaluator(dask, workers)
@@ -111,6 +114,28 @@ def tune(
     finally:
         pool.close()
     return _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
+
+
+def _check_sizes(fn: Function, job: Job) -> None:
+    """Run the interpreter once at the check's sizes: inputs it cannot run (a dimension
+    no --param sizes) are the user's to fix, not every candidate's failure."""
+    from polykrnl.errors import PolykrnlError
+    from polykrnl.inputs import make_inputs
+    from polykrnl.reference import run_reference
+
+    small = job.check_params()
+    inputs = make_inputs(fn, small, seed=job.seed, size=min(job.size, job.check_size))
+    try:
+        run_reference(fn, **inputs)
+    except PolykrnlError as e:
+        sizes = ", ".join(f"{k}={v}" for k, v in small.items()) or "none given"
+        raise ArgumentError(
+            f"@{fn.name} does not run at the sizes of the check against the interpreter "
+            f"(each size at most {job.check_size}: {sizes}): {e.message}",
+            location=e.location,
+            hint="give every size the loops need, dynamic memref dimensions included "
+            "(--param A.0=N), as `polykrnl run` takes them",
+        ) from None
 
 
 def _check_arguments(
@@ -132,7 +157,7 @@ def _check_arguments(
             import distributed  # noqa: F401
         except ImportError:
             from polykrnl.errors import UnsupportedError
-            from polykrnl.tune.search import INSTALL_HINT
+            from polykrnl.tuning.search import INSTALL_HINT
 
             raise UnsupportedError(
                 "tuning on a Dask cluster needs dask.distributed, which is not installed",

@@ -91,7 +91,8 @@ class DaskPool:
         self._client: Any = Client(address) if self._own else address
         workers = self._client.scheduler_info().get("workers", {})
         self.workers = max(1, len(workers))
-        self.where = f"Dask at {self._client.scheduler.address} ({self.workers} workers)"
+        address = getattr(self._client.scheduler, "address", "?")
+        self.where = f"Dask at {address} ({self.workers} workers)"
 
     def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
         # pure=False: the same candidate asked twice is measured twice, not cached by Dask

@@ -166,11 +166,17 @@ def _checked(job: Job, st: _State, kernel: Any) -> float | str:
     seconds = kernel.compile(**args)
     results = _results(kernel(**args))
     ref_args, ref_results = st.expected
-    n = max((max(v.shape, default=1) for v in args.values() if isinstance(v, np.ndarray)), default=1)
-    pairs = [(f"argument {k}", v, args[k]) for k, v in ref_args.items() if isinstance(v, np.ndarray)]
-    pairs += [(f"result {i}", r, g) for i, (r, g) in enumerate(zip(ref_results, results))]
+    n = max(
+        (max(v.shape, default=1) for v in args.values() if isinstance(v, np.ndarray)), default=1
+    )
+    pairs = [
+        (f"argument {k}", v, args[k]) for k, v in ref_args.items() if isinstance(v, np.ndarray)
+    ]
     if len(results) != len(ref_results):
         return "returns another number of results than the interpreter"
+    pairs += [
+        (f"result {i}", r, g) for i, (r, g) in enumerate(zip(ref_results, results, strict=True))
+    ]
     for label, ref, got in pairs:
         if not compare(ref, got, exact=False, n=n).ok:
             return f"{label} differs from the reference interpreter's at the check's sizes"

@@ -123,7 +123,8 @@ def search(
         candidates = [space.candidate(t) for t in trials]
         labels = {0: "natural", 1: "pluto"}
         candidates = [
-            Candidate(c.moves, c.recipe, labels.get(t.number, "")) for c, t in zip(candidates, trials)
+            Candidate(c.moves, c.recipe, labels.get(t.number, ""))
+            for c, t in zip(candidates, trials, strict=True)
         ]
         fresh = any(c not in s.seen for c in candidates)
         idle = 0 if fresh else idle + 1

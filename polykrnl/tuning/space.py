@@ -105,9 +105,9 @@ class Candidate:
     label: str = ""
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Candidate)
-            and (self.moves, self.recipe) == (other.moves, other.recipe)
+        return isinstance(other, Candidate) and (self.moves, self.recipe) == (
+            other.moves,
+            other.recipe,
         )
 
     def __hash__(self) -> int:
@@ -247,9 +247,7 @@ def _band_moves(b: BandChoices, trial: Trial) -> list[Move]:
     tiles: list[str] = []
     if blocked:
         # The tile loops' order is a choice of its own for each set of blocked loops.
-        order = trial.suggest_categorical(
-            f"{b.key}.tiles[{','.join(blocked)}]", b.orders(blocked)
-        )
+        order = trial.suggest_categorical(f"{b.key}.tiles[{','.join(blocked)}]", b.orders(blocked))
         tiles = [f"{x}_t" for x in order.split(",")]
     points = trial.suggest_categorical(f"{b.key}.points", b.orders(b.loops)).split(",")
     chain = [*tiles, *points]

@@ -32,7 +32,7 @@ func.func @sweep(%N: index, %A: memref<?x?xf64>) {
   }
   return
 }
-"""
+"""  # noqa: E501
 
 # The matmul with a Krnl recipe (tiled 16 x 16 x 16, i, j, k tiles then points).
 MATMUL_RECIPE = """
@@ -51,6 +51,6 @@ func.func @mmr(%N: index, %A: memref<?x?xf64>, %B: memref<?x?xf64>, %C: memref<?
   }
   return
 }
-"""
+"""  # noqa: E501
 
 RECIPE_SIZES = {"N": 40, "A.0": 40, "A.1": 40, "B.0": 40, "B.1": 40, "C.0": 40, "C.1": 40}

@@ -8,7 +8,7 @@ interleaved across the three and on fresh copies of the same inputs, the Numba k
 recipe and of the winner; medians of the rounds. Prints a Markdown table (ratios measured
 in this one run) and appends nothing anywhere: copy it into benchmarks/RESULTS.md.
 
-    python benchmarks/bench_tune.py --quick            # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
+    python benchmarks/bench_tune.py --quick   # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
     python benchmarks/bench_tune.py --kernels gemm,syrk --dataset LARGE --budget 120
 """
 

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from polykrnl.transforms.legality_report import LegalityReport
     from polykrnl.transforms.looptree import LoopTree
     from polykrnl.transforms.memory_safety import MemoryReport
+    from polykrnl.tuning import TuneResult, tune
     from polykrnl.verifier import verify
 
     __version__: str
@@ -74,6 +75,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "LegalityReport": ("polykrnl.transforms.legality_report", "LegalityReport"),
     "LoopTree": ("polykrnl.transforms.looptree", "LoopTree"),
     "MemoryReport": ("polykrnl.transforms.memory_safety", "MemoryReport"),
+    "tune": ("polykrnl.tuning.api", "tune"),
+    "TuneResult": ("polykrnl.tuning.result", "TuneResult"),
 }
 
 
@@ -129,6 +132,7 @@ __all__ = [
     "ScheduleError",
     "SupportTable",
     "TileConstraintError",
+    "TuneResult",
     "UnknownFunctionError",
     "UnprovenTransformError",
     "UnsupportedError",
@@ -143,5 +147,6 @@ __all__ = [
     "run_reference",
     "schedule",
     "supported_ops",
+    "tune",
     "verify",
 ]

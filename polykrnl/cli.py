@@ -354,6 +354,60 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_FAIL if "illegal" in worst else (EXIT_UNPROVEN if "unproven" in worst else EXIT_OK)
 
 
+def _cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from polykrnl.reader.parser import load
+    from polykrnl.runner import choose_function
+    from polykrnl.tuning import tune
+    from polykrnl.verifier import verify
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers cannot be negative ({args.workers})")
+    params = _parse_run_params(args.param)
+    module = load(args.file)
+    verify(module)
+    fn = choose_function(module, args.func, question="which one should be tuned?")
+
+    def progress(p: object) -> None:
+        from polykrnl.tuning.search import Progress
+
+        assert isinstance(p, Progress)
+        best = "-" if p.best is None else f"{p.best * 1e3:.3f} ms"
+        left = max(0.0, p.budget - p.elapsed)
+        err.write(
+            f"\rtune @{fn.name}: {p.tried} tried, {p.pruned} pruned, best {best}, "
+            f"{left:.0f} s left   "
+        )
+        err.flush()
+
+    result = tune(
+        fn,
+        params,
+        budget=args.budget,
+        target=args.target,
+        dask=args.dask,
+        seed=args.seed,
+        threads=args.threads,
+        workers=args.workers,
+        size=args.size,
+        # the output is Krnl text, which has no skew
+        skew=args.output is None,
+        progress=progress,
+    )
+    err.write("\n")
+    out.write(str(result) + "\n\n# the winner in Python\n" + result.script + "\n")
+    if args.output is None:
+        out.write("\n// the winner in Krnl\n")
+    try:
+        text = result.krnl
+    except PolykrnlError as e:  # a skewed winner: Krnl has no skew op
+        out.write(f"// not written as Krnl: {e.message}\n")
+        return EXIT_OK
+    if args.output is None:
+        out.write(text)
+        return EXIT_OK
+    return _emit(out, args.output, text, f"@{fn.name} with the winner's recipe")
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from polykrnl.demo import run_demo
 
@@ -371,6 +425,7 @@ _HANDLERS: dict[str, Handler] = {
     "emit mlir": _cmd_emit_mlir,
     "emit pto": _cmd_emit_pto,
     "run": _cmd_run,
+    "tune": _cmd_tune,
     "ops": _cmd_ops,
     "demo": _cmd_demo,
 }

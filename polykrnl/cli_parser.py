@@ -101,6 +101,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> CliArgumentParser:
     _analysis_verbs(sub, handlers)
     _emit_verb(sub, handlers)
     _run_verb(sub, handlers)
+    _tune_verb(sub, handlers)
     _other_verbs(sub, handlers)
     return p
 
@@ -350,6 +351,67 @@ def _run_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
         "(to_numpy(parallel=True))",
     )
     sp.set_defaults(handler=handlers["run"])
+
+
+def _tune_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
+    """tune: search the legal schedules of a function for the fastest, by measured time."""
+    sp = _verb(
+        sub,
+        "tune",
+        "search the legal schedules of a function (blocking, orders, unrolling, the parallel "
+        "loop) for the fastest by measured time on the Numba target; prints the winner as "
+        "Krnl and Python, and writes the file with the winner's recipe (-o)",
+    )
+    sp.add_argument("file", help=_FILE)
+    sp.add_argument(
+        "--function", "--func", dest="func", help="the function to tune (default: the only one)"
+    )
+    sp.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="a size the kernel is timed at, as `run` takes it: a scalar argument (N=1000) "
+        "or a dynamic memref dimension (A.0=1000)",
+    )
+    sp.add_argument(
+        "--size",
+        type=int,
+        default=16,
+        help="value of the dynamic dimensions and index arguments no --param sets",
+    )
+    sp.add_argument(
+        "--budget",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long to search (default 120)",
+    )
+    sp.add_argument("--target", choices=("numba",), default="numba", help="what to time on")
+    sp.add_argument(
+        "--threads",
+        action="store_true",
+        help="time parallel kernels (krnl.parallel loops on Numba's threads) and search the "
+        "parallel loop too (default: one thread)",
+    )
+    sp.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="measure on the workers of a Dask cluster (tcp://HOST:8786) instead of local "
+        "processes; needs polykrnl[tune]",
+    )
+    sp.add_argument(
+        "--workers", type=int, help="local processes measuring candidates (default: one per core)"
+    )
+    sp.add_argument("--seed", type=int, help="seed of the sampler (default: random)")
+    sp.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write FILE with the function's recipe replaced by the winner's (check, run "
+        "and emit take it)",
+    )
+    sp.set_defaults(handler=handlers["tune"])
 
 
 def _other_verbs(sub: Any, handlers: Mapping[str, Handler]) -> None:

@@ -1,0 +1,200 @@
+"""`pk.tune`: search the legal schedules of a function for the fastest, by measuring them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from polykrnl.errors import ArgumentError
+from polykrnl.tuning.evaluate import evaluator
+from polykrnl.tuning.measure import Cost, Job
+from polykrnl.tuning.result import TuneResult
+from polykrnl.tuning.search import Progress, Tried, optuna_module, search
+from polykrnl.tuning.space import Candidate, space_of, starting_schedules
+
+if TYPE_CHECKING:
+    from polykrnl.ir import Function
+
+#: the default budget of `pk.tune` and `polykrnl tune`, in seconds
+DEFAULT_BUDGET = 120.0
+
+
+def tune(
+    fn: Function,
+    params: Mapping[str, float] | None = None,
+    *,
+    budget: float = DEFAULT_BUDGET,
+    target: str = "numba",
+    dask: Any = None,
+    seed: int | None = None,
+    threads: bool = False,
+    workers: int | None = None,
+    max_trials: int | None = None,
+    skew: bool = True,
+    repeats: int = 3,
+    size: int = 16,
+    cost: Cost | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> TuneResult:
+    """The fastest legal schedule of `fn` found in `budget` seconds, by measured time.
+
+    The space (`polykrnl.tuning.space`): per band of each nest, skews that make it tilable,
+    block sizes, orders of the tile and point loops, unrolling; with `threads`, the
+    parallel loop. Optuna's TPE sampler searches it, starting from the loops as written,
+    the function's recipe and a Pluto-style tiling; candidates that break a dependence are
+    pruned before anything is compiled. Each other candidate is compiled with Numba
+    (`parallel=threads`), checked against the reference interpreter at small sizes, then
+    timed at `params` (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``;
+    others take `size`) with a warm-up and `repeats` calls, median kept.
+
+    Candidates are measured by a local process pool (`workers` processes, default one
+    per core; 0: this process) or by the workers of a Dask cluster (`dask`: its address,
+    or a `distributed.Client`). `seed` fixes the sampler, `max_trials` bounds its trials.
+    `cost` (a function of the candidate and its schedule, picklable) replaces compiling
+    and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write.
+
+    Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
+    ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,
+    `UnsupportedError` when a dependency is missing.
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> from polykrnl.tuning import synthetic_cost
+    >>> fn = pk.parse('''
+    ... func.func @t(%A: memref<64x64xf32>, %B: memref<64x64xf32>) {
+    ...   %ii, %jj = krnl.define_loops 2
+    ...   krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 64, %jj -> %j = 0 to 64) {
+    ...     %v = krnl.load %A[%i, %j] : memref<64x64xf32>
+    ...     krnl.store %v, %B[%j, %i] : memref<64x64xf32>
+    ...   }
+    ...   return
+    ... }''')["t"]
+    >>> result = pk.tune(fn, cost=synthetic_cost, workers=0, seed=1, max_trials=12)
+    >>> result.verdict, result.pruned
+    ('legal', 0)
+    >>> len(result.top(3)), result.seconds == result.top(1)[0][1]
+    (3, True)
+    >>> print(result.script.splitlines()[0])
+    s = pk.Schedule.from_function(fn, recipe=False)
+    """
+    _check_arguments(target, budget, repeats, dask, max_trials)
+    optuna_module()  # before anything runs: say how to install it when it is missing
+    natural, recipe = starting_schedules(fn)
+    given = dict(params or {})
+    from polykrnl.inputs import make_inputs
+
+    make_inputs(fn, given, seed=0, size=0)  # a --param that sets nothing is refused now
+    module = fn.module
+    job = Job(
+        source=module.source if module.source is not None else module.print(),
+        function=fn.name,
+        params=tuple(sorted(given.items())),
+        size=size,
+        threads=threads,
+        repeats=repeats,
+        cost=cost,
+    )
+    if cost is None:
+        _check_sizes(fn, job)
+    space = space_of(natural, params=given, threads=threads, skew=skew)
+    seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
+    pool = evaluator(dask, workers)
+    try:
+        tried = search(
+            space,
+            job,
+            pool,
+            budget=budget,
+            seed=seed,
+            max_trials=max_trials,
+            seeds=seeds,
+            progress=progress,
+        )
+    finally:
+        pool.close()
+    return _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
+
+
+def _check_sizes(fn: Function, job: Job) -> None:
+    """Run the interpreter once at the check's sizes: inputs it cannot run (a dimension
+    no --param sizes) are the user's to fix, not every candidate's failure."""
+    from polykrnl.errors import PolykrnlError
+    from polykrnl.inputs import make_inputs
+    from polykrnl.reference import run_reference
+
+    small = job.check_params()
+    inputs = make_inputs(fn, small, seed=job.seed, size=min(job.size, job.check_size))
+    try:
+        run_reference(fn, **inputs)
+    except PolykrnlError as e:
+        sizes = ", ".join(f"{k}={v}" for k, v in small.items()) or "none given"
+        raise ArgumentError(
+            f"@{fn.name} does not run at the sizes of the check against the interpreter "
+            f"(each size at most {job.check_size}: {sizes}): {e.message}",
+            location=e.location,
+            hint="give every size the loops need, dynamic memref dimensions included "
+            "(--param A.0=N), as `polykrnl run` takes them",
+        ) from None
+
+
+def _check_arguments(
+    target: str, budget: float, repeats: int, dask: Any, max_trials: int | None
+) -> None:
+    if target != "numba":
+        raise ArgumentError(
+            f"pk.tune measures on the numba target only, not {target!r}",
+            hint="target='numba' (the MLIR target will follow)",
+        )
+    if not budget > 0:
+        raise ArgumentError(f"the budget must be a positive number of seconds, not {budget}")
+    if repeats < 1:
+        raise ArgumentError(f"repeats must be at least 1, not {repeats}")
+    if max_trials is not None and max_trials < 1:
+        raise ArgumentError(f"max_trials must be at least 1, not {max_trials}")
+    if dask is not None:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            from polykrnl.errors import UnsupportedError
+            from polykrnl.tuning.search import INSTALL_HINT
+
+            raise UnsupportedError(
+                "tuning on a Dask cluster needs dask.distributed, which is not installed",
+                hint=INSTALL_HINT,
+            ) from None
+
+
+def _result(
+    name: str,
+    tried: list[Tried],
+    natural: Any,
+    recipe: Any,
+    measured: bool,
+    where: str,
+    space_size: int,
+) -> TuneResult:
+    """The fastest timed candidate (by measured time, nothing else) and the baselines."""
+    timed = [t for t in tried if t.outcome.status == "timed" and t.outcome.seconds is not None]
+    if not timed:
+        failures = sorted({t.outcome.message for t in tried if t.outcome.message})[:3]
+        raise ArgumentError(
+            f"no candidate of @{name} could be timed",
+            hint="; ".join(failures) or "give a larger budget",
+        )
+    best = min(timed, key=lambda t: (t.outcome.seconds, t.number))
+    by_label = {t.outcome.candidate.label: t.outcome.seconds for t in timed}
+    schedule = best.outcome.candidate.schedule(natural, recipe)
+    assert best.outcome.seconds is not None
+    return TuneResult(
+        function=name,
+        schedule=schedule,
+        candidate=best.outcome.candidate,
+        seconds=best.outcome.seconds,
+        natural_seconds=by_label.get("natural"),
+        recipe_seconds=by_label.get("recipe"),
+        tried=tuple(tried),
+        measured=measured,
+        where=where,
+        space_size=space_size,
+    )

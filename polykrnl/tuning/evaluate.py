@@ -1,0 +1,113 @@
+"""Where candidates are measured: in this process, a local process pool, or a Dask cluster.
+
+Candidates are independent, so an evaluator measures a batch of them at once and
+answers their outcomes in the batch's order (the search then tells its engine in that
+order, whatever finished first: a fixed seed gives the same search on any evaluator).
+
+* :class:`InProcess`: one after the other, here (an injected cost, tests).
+* :class:`LocalPool`: a `concurrent.futures` process pool of forked processes (spawned
+  ones import the caller's main script again, which runs a script's `pk.tune` call again
+  unless it is guarded by `if __name__ == "__main__"`; this process compiles nothing, so
+  it has no Numba threads a fork would lose). Compilation and the check against the interpreter run
+  in parallel; timings take turns through a lock the processes share, so that no two
+  kernels are timed at once.
+* :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
+  one candidate at a time (a lock per worker process); start workers with one thread
+  each (`dask worker ADDRESS --nthreads 1`) and nothing else running beside them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from polykrnl.tuning.measure import Job, Outcome, evaluate, set_timing_lock
+from polykrnl.tuning.space import Candidate
+
+
+class Evaluator(Protocol):
+    """Measures batches of candidates of one job."""
+
+    workers: int
+    where: str  # for the report: "this process", "2 local processes", the address
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        """The outcome of each candidate, in the order given."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def default_workers() -> int:
+    """Processes of the local pool: one per core, at most 4 (timings take turns anyway,
+    so more processes only compile ahead)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class InProcess:
+    """Measure in this process, one candidate after the other."""
+
+    workers = 1
+    where = "this process"
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        return [evaluate(job, c, cutoff) for c in candidates]
+
+    def close(self) -> None:
+        pass
+
+
+class LocalPool:
+    """A pool of local processes that compile in parallel and time one at a time."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.workers = workers or default_workers()
+        self.where = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self._pool = ProcessPoolExecutor(
+            self.workers, mp_context=ctx, initializer=set_timing_lock, initargs=(ctx.Lock(),)
+        )
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        futures = [self._pool.submit(evaluate, job, c, cutoff) for c in candidates]
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskPool:
+    """The workers of a Dask cluster: `address` ("tcp://host:8786") or a `Client`."""
+
+    def __init__(self, address: Any) -> None:
+        from distributed import Client
+
+        self._own = not isinstance(address, Client)
+        self._client: Any = Client(address) if self._own else address
+        workers = self._client.scheduler_info().get("workers", {})
+        self.workers = max(1, len(workers))
+        address = getattr(self._client.scheduler, "address", "?")
+        self.where = f"Dask at {address} ({self.workers} workers)"
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        # pure=False: the same candidate asked twice is measured twice, not cached by Dask
+        futures = [self._client.submit(evaluate, job, c, cutoff, pure=False) for c in candidates]
+        return list(self._client.gather(futures))
+
+    def close(self) -> None:
+        if self._own:
+            self._client.close()
+
+
+def evaluator(dask: Any = None, workers: int | None = None) -> Evaluator:
+    """The evaluator for `pk.tune`'s `dask` and `workers` (0: this process)."""
+    if dask is not None:
+        return DaskPool(dask)
+    if workers == 0:
+        return InProcess()
+    return LocalPool(workers)

@@ -1,0 +1,211 @@
+"""Measuring one candidate: legality, a check against the interpreter, then its time.
+
+A worker (a process of the local pool, or a Dask worker) gets a :class:`Job` (the
+module's text, the function, the sizes, how to measure) and a candidate, and answers an
+:class:`Outcome`. The job is text and numbers so that it travels to any process; each
+process parses the function, builds its schedule and the inputs once per job.
+
+Every timed kernel first runs at a small size (each size at most `Job.check_size`) and
+is compared with the reference interpreter (`pk.run_reference`), within the tolerance of
+reassociated sums (a reordered reduction sums in another order): a kernel that is wrong
+is never timed. Timing then calls the kernel at the user's sizes on fresh copies of the
+inputs (copies not timed): `warmup` calls, then `repeats`, the median kept. Timings of
+one process take turns (a lock): two kernels timed at once would share the cores and the
+memory bandwidth they are timed on.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import statistics
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from polykrnl.errors import PolykrnlError
+from polykrnl.tuning.space import Candidate, legality_outcome, starting_schedules
+
+if TYPE_CHECKING:
+    from polykrnl.ir import Function
+    from polykrnl.pipeline import Schedule
+
+Status = Literal["timed", "illegal", "refused", "wrong", "failed"]
+#: a candidate the cost injected instead of timing ranks (see `synthetic_cost`)
+Cost = Callable[[Candidate, "Schedule"], float]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker needs to measure candidates of one function (picklable)."""
+
+    source: str  # the module's Krnl text
+    function: str
+    params: tuple[tuple[str, float], ...]  # the sizes timed (as `polykrnl run` takes them)
+    size: int = 16  # dynamic dimensions and index arguments no param sets
+    threads: bool = False  # Numba's parallel=True: krnl.parallel loops on threads
+    warmup: int = 1
+    repeats: int = 3
+    check_size: int = 20  # every size of the check against the interpreter, at most
+    seed: int = 0  # of the random inputs
+    cost: Cost | None = None  # instead of timing (deterministic tests, examples)
+
+    def check_params(self) -> dict[str, float]:
+        """The sizes of the check against the interpreter: each at most `check_size`."""
+        out: dict[str, float] = {}
+        for name, v in self.params:
+            # Integers are sizes (index arguments, dimensions); floats are data (alpha).
+            out[name] = min(v, self.check_size) if isinstance(v, int) else v
+        return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What measuring one candidate gave."""
+
+    candidate: Candidate
+    status: Status
+    seconds: float | None = None  # the median time (or the injected cost)
+    times: tuple[float, ...] = ()  # every timed call
+    compile_seconds: float = 0.0
+    message: str = ""  # why it was not timed, or that timing stopped early
+    abandoned: bool = False  # slower than the cutoff at its first call: not repeated
+
+
+def synthetic_cost(candidate: Candidate, schedule: Schedule) -> float:
+    """A deterministic stand-in for a time, for tests and examples: a number in [1, 2)
+    from the candidate's text, the same in every process (Python's hash() is not)."""
+    del schedule
+    digest = hashlib.sha256(str(candidate).encode()).digest()
+    return 1.0 + int.from_bytes(digest[:4], "big") / 2**32
+
+
+@dataclass
+class _State:
+    """One process's parsed function, schedules and inputs for one job (made once)."""
+
+    fn: Function
+    natural: Schedule
+    recipe: Schedule | None
+    small: dict[str, Any] = field(default_factory=dict)
+    expected: tuple[dict[str, Any], tuple[Any, ...]] | None = None
+    large: dict[str, Any] | None = None
+
+
+_STATES: dict[Job, _State] = {}
+# Set by the local pool's initializer to a lock its processes share; a Dask worker keeps
+# its own (its tasks take turns; give each worker one thread and the machine to itself).
+_TIMING_LOCK: Any = threading.Lock()
+
+
+def set_timing_lock(lock: Any) -> None:
+    """Make this process's timings take turns with those of the processes sharing `lock`."""
+    global _TIMING_LOCK
+    _TIMING_LOCK = lock
+
+
+def _state(job: Job) -> _State:
+    found = _STATES.get(job)
+    if found is None:
+        from polykrnl.reader.parser import parse
+
+        fn = parse(job.source)[job.function]
+        found = _STATES[job] = _State(fn, *starting_schedules(fn))
+    return found
+
+
+def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Outcome:
+    """Measure one candidate (run by a worker): its legality, its check against the
+    interpreter, its time. A candidate slower than `cutoff` seconds at its first timed
+    call is not repeated (`abandoned`)."""
+    st = _state(job)
+    sched, status, why = legality_outcome(candidate, st.natural, st.recipe)
+    if sched is None:
+        return Outcome(candidate, "illegal" if status == "illegal" else "refused", message=why)
+    if job.cost is not None:
+        return Outcome(candidate, "timed", job.cost(candidate, sched))
+    try:
+        kernel = sched.to_numba(parallel=job.threads, cache=True)
+        compiled = _checked(job, st, kernel)
+        if isinstance(compiled, str):
+            return Outcome(candidate, "wrong", message=compiled)
+        with _TIMING_LOCK:
+            times, abandoned = _timed(job, st, kernel, cutoff)
+    except PolykrnlError as e:
+        return Outcome(candidate, "failed", message=e.message)
+    except Exception as e:  # the generated kernel failed: this candidate, not the search
+        return Outcome(candidate, "failed", message=f"{type(e).__name__}: {e}")
+    return Outcome(
+        candidate,
+        "timed",
+        statistics.median(times),
+        tuple(times),
+        compiled,
+        "stopped after one call: slower than the best so far" if abandoned else "",
+        abandoned,
+    )
+
+
+def _checked(job: Job, st: _State, kernel: Any) -> float | str:
+    """Compile, run at the check's sizes and compare with the interpreter: the compile
+    time, or what differs."""
+    from polykrnl.inputs import make_inputs
+    from polykrnl.reference import run_reference
+    from polykrnl.tolerance import compare
+
+    if st.expected is None:
+        small = job.check_params()
+        st.small = make_inputs(st.fn, small, seed=job.seed, size=min(job.size, job.check_size))
+        ref_args = copy.deepcopy(st.small)
+        st.expected = (ref_args, _results(run_reference(st.fn, **ref_args)))
+    args = copy.deepcopy(st.small)
+    seconds = kernel.compile(**args)
+    results = _results(kernel(**args))
+    ref_args, ref_results = st.expected
+    n = max(
+        (max(v.shape, default=1) for v in args.values() if isinstance(v, np.ndarray)), default=1
+    )
+    pairs = [
+        (f"argument {k}", v, args[k]) for k, v in ref_args.items() if isinstance(v, np.ndarray)
+    ]
+    if len(results) != len(ref_results):
+        return "returns another number of results than the interpreter"
+    pairs += [
+        (f"result {i}", r, g) for i, (r, g) in enumerate(zip(ref_results, results, strict=True))
+    ]
+    for label, ref, got in pairs:
+        if not compare(ref, got, exact=False, n=n).ok:
+            return f"{label} differs from the reference interpreter's at the check's sizes"
+    return float(seconds)
+
+
+def _results(result: Any) -> tuple[Any, ...]:
+    return () if result is None else result if isinstance(result, tuple) else (result,)
+
+
+def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float], bool]:
+    """The times of `repeats` calls after `warmup`, each on fresh copies of the inputs."""
+    from polykrnl.inputs import make_inputs
+
+    if st.large is None:
+        st.large = make_inputs(st.fn, dict(job.params), seed=job.seed, size=job.size)
+    kernel.compile(**st.large)
+    times: list[float] = []
+    for k in range(job.warmup + job.repeats):
+        args = _fresh(st.large)
+        start = time.perf_counter()
+        kernel(**args)
+        t = time.perf_counter() - start
+        if k >= job.warmup or job.warmup == 0:
+            times.append(t)
+        if t > cutoff:
+            return [t], True  # already slower than the best: its rank is settled
+    return times, False
+
+
+def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()}

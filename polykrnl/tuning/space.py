@@ -1,0 +1,387 @@
+"""The search space of `pk.tune`: what the primitives may do to each nest of a function.
+
+For every top-level nest of the function in its written order, every band (a perfectly
+nested chain of at least two loops) that the legality report finds is a set of choices:
+the skews the report suggests where they make the band tilable, a block size per loop
+(none, powers of two and divisors of a constant extent, at most `MAX_BLOCK`), the order
+of the tile loops and the order of the point loops, and whether to unroll the innermost
+point loop when its trip count is small and constant; per nest, which loop of its outer
+chain runs in parallel (with threads only). A :class:`Candidate` is one choice of all of
+them as a sequence of primitive steps (:class:`Move`), an immutable value that a worker
+process applies to the function again.
+
+The space offers orders that break dependences (every order of a band that is not
+permutable, every loop as the parallel one): legality decides, through the primitives'
+own check, and the search counts what it prunes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from polykrnl.errors import IllegalTransformError, ScheduleError, UnprovenTransformError
+
+if TYPE_CHECKING:
+    from polykrnl.pipeline import Schedule
+    from polykrnl.transforms.core import SNode
+
+#: the largest block size offered: a 256 x 256 tile of f64 is 512 KiB, half of a 1 MiB L2
+MAX_BLOCK = 256
+#: the smallest: below it the tile loop's overhead outweighs any locality won
+MIN_BLOCK = 8
+#: an innermost loop is offered for unrolling up to this trip count (code size)
+MAX_UNROLL = 16
+#: bands longer than this get the rotations of their order only, not all n! orders
+MAX_PERMUTED = 5
+
+MoveOp = Literal["skew", "block", "reorder", "unroll", "parallel_at"]
+
+
+@dataclass(frozen=True)
+class Move:
+    """One primitive step of a candidate.
+
+    `parallel_at` names no loop: `loops` holds the nest's index and `size` the depth of
+    the loop in the nest's outer chain, resolved when applied (blocking renames loops).
+    """
+
+    op: MoveOp
+    loops: tuple[str, ...]
+    size: int = 0
+
+    def __str__(self) -> str:
+        if self.op == "block":
+            return f"block({self.loops[0]!r}, {self.size})"
+        if self.op == "skew":
+            return f"skew({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
+        if self.op == "reorder":
+            return f"reorder({list(self.loops)})"
+        if self.op == "unroll":
+            return f"unroll({self.loops[0]!r})"
+        return f"parallel(nest {self.loops[0]}, depth {self.size})"
+
+    def apply(self, s: Schedule) -> Schedule:
+        """The schedule after this step; the primitives refuse what breaks a dependence."""
+        if self.op == "block":
+            return s.block(self.loops[0], self.size)
+        if self.op == "skew":
+            return s.skew(self.loops[0], self.loops[1], self.size)
+        if self.op == "reorder":
+            return s.reorder(list(self.loops))
+        if self.op == "unroll":
+            return s.unroll(self.loops[0])
+        return s.parallel(_loop_at(s.nodes, int(self.loops[0]), self.size))
+
+
+def _loop_at(nodes: Sequence[SNode], nest: int, depth: int) -> str:
+    """The loop `depth` levels down the outer chain of top-level node `nest`."""
+    from polykrnl.transforms.core import SLoop
+
+    loops = [n for n in nodes if isinstance(n, SLoop)]
+    if nest >= len(loops):
+        raise ScheduleError(f"the schedule has no nest {nest}")
+    node = loops[nest]
+    for _ in range(depth):
+        inner = [n for n in node.body if isinstance(n, SLoop)]
+        if len(node.body) != 1 or not inner:
+            raise ScheduleError(f"nest {nest} has no loop at depth {depth} of its outer chain")
+        node = inner[0]
+    return node.name
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A schedule to try: primitive steps from the loops as written (or from the recipe).
+
+    Equal candidates are the same schedule; `label` ("natural", "recipe", "pluto")
+    only names where a seeded one came from.
+    """
+
+    moves: tuple[Move, ...] = ()
+    recipe: bool = False  # start from the function's Krnl recipe (pk.schedule(fn))
+    label: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and (self.moves, self.recipe) == (
+            other.moves,
+            other.recipe,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.moves, self.recipe))
+
+    def __str__(self) -> str:
+        start = "recipe" if self.recipe else "natural"
+        return " > ".join([start, *(str(m) for m in self.moves)])
+
+    def schedule(self, natural: Schedule, recipe: Schedule | None = None) -> Schedule:
+        """Apply the moves to `natural` (or to `recipe` for a recipe candidate).
+
+        Raises `IllegalTransformError` / `UnprovenTransformError` when a step breaks a
+        dependence (every step is checked, so the result is legal), `ScheduleError`
+        when a primitive refuses its arguments.
+        """
+        s = natural
+        if self.recipe:
+            if recipe is None:
+                raise ScheduleError("the function has no Krnl recipe to start from")
+            s = recipe
+        for m in self.moves:
+            s = m.apply(s)
+        return s
+
+
+class Trial(Protocol):
+    """What the space asks of a search engine's trial (Optuna's `Trial` has it)."""
+
+    def suggest_categorical(self, name: str, choices: Sequence[Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class BandChoices:
+    """The choices of one band: its loops (outermost first), skews, block sizes."""
+
+    key: str
+    nest: int
+    loops: tuple[str, ...]
+    permutable: bool
+    skews: tuple[Move, ...]  # that make it permutable (empty: none found or not allowed)
+    sizes: tuple[tuple[int, ...], ...]  # per loop: 0 (not blocked) and the sizes offered
+    constant: tuple[int | None, ...]  # per loop: its constant trip count, if any
+
+    def orders(self, loops: Sequence[str]) -> list[str]:
+        """The orders of `loops` offered, as comma-joined names (the first: as written)."""
+        if len(loops) <= MAX_PERMUTED:
+            return [",".join(p) for p in itertools.permutations(loops)]
+        return [",".join([*loops[k:], *loops[:k]]) for k in range(len(loops))]
+
+
+@dataclass(frozen=True)
+class Space:
+    """The choices for a function: its bands, and per nest the parallel loop's depth."""
+
+    function: str
+    bands: tuple[BandChoices, ...]
+    nests: int
+    threads: bool  # the parallel loop is a choice (one-thread kernels ignore the marks)
+    parallel_depths: tuple[int, ...] = ()  # per nest: how deep its outer chain goes
+
+    @property
+    def size(self) -> int:
+        """How many candidates the space holds (orders and sizes multiplied out)."""
+        n = 1
+        for b in self.bands:
+            for sizes in b.sizes:
+                n *= len(sizes)
+            n *= len(b.orders(b.loops)) ** 2 * (2 if b.skews else 1) * 2
+        for depth in self.parallel_depths:
+            n *= depth + 1
+        return n
+
+    def candidate(self, trial: Trial) -> Candidate:
+        """The candidate a trial chooses (its parameters suggested band by band)."""
+        moves: list[Move] = []
+        for b in self.bands:
+            moves += _band_moves(b, trial)
+        if self.threads:
+            for nest, depth in enumerate(self.parallel_depths):
+                choice = trial.suggest_categorical(
+                    f"n{nest}.parallel", ["none", *map(str, range(depth))]
+                )
+                if choice != "none":
+                    moves.append(Move("parallel_at", (str(nest),), int(choice)))
+        return Candidate(tuple(moves))
+
+    def natural_params(self) -> dict[str, Any]:
+        """The parameters of the loops as written (Optuna's enqueued first trial)."""
+        out: dict[str, Any] = {}
+        for b in self.bands:
+            if b.skews:
+                out[f"{b.key}.skew"] = False
+            out.update({f"{b.key}.block.{x}": 0 for x in b.loops})
+            out[f"{b.key}.points"] = ",".join(b.loops)
+            out[f"{b.key}.unroll"] = False
+        if self.threads:
+            out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
+        return out
+
+    def pluto_params(self, block: int = 32) -> dict[str, Any]:
+        """Pluto's start: skew where it makes a band tilable, tile every permutable band
+        by `block` (the nearest size offered) in its order, the outermost loop parallel."""
+        out = self.natural_params()
+        for b in self.bands:
+            if not b.permutable and not b.skews:
+                continue
+            if b.skews:
+                out[f"{b.key}.skew"] = True
+            blocked = []
+            for x, sizes in zip(b.loops, b.sizes, strict=True):
+                offered = [s for s in sizes if s]
+                if offered:
+                    size = min(offered, key=lambda s: (abs(s - block), s))
+                    out[f"{b.key}.block.{x}"] = size
+                    blocked.append(x)
+            if blocked:
+                out[f"{b.key}.tiles[{','.join(blocked)}]"] = ",".join(blocked)
+        if self.threads:
+            out.update({f"n{n}.parallel": "0" for n, d in enumerate(self.parallel_depths) if d})
+        return out
+
+
+def _band_moves(b: BandChoices, trial: Trial) -> list[Move]:
+    """The moves of one band's choices: skews, blocks, the order, the unroll."""
+    moves: list[Move] = []
+    if b.skews and trial.suggest_categorical(f"{b.key}.skew", [False, True]):
+        moves += b.skews
+    blocked: list[str] = []
+    trip: dict[str, int | None] = {}
+    for x, sizes, constant in zip(b.loops, b.sizes, b.constant, strict=True):
+        size = trial.suggest_categorical(f"{b.key}.block.{x}", list(sizes)) if sizes[1:] else 0
+        if size:
+            moves.append(Move("block", (x,), size))
+            blocked.append(x)
+        trip[x] = size or constant
+    tiles: list[str] = []
+    if blocked:
+        # The tile loops' order is a choice of its own for each set of blocked loops.
+        order = trial.suggest_categorical(f"{b.key}.tiles[{','.join(blocked)}]", b.orders(blocked))
+        tiles = [f"{x}_t" for x in order.split(",")]
+    points = trial.suggest_categorical(f"{b.key}.points", b.orders(b.loops)).split(",")
+    chain = [*tiles, *points]
+    written = [y for x in b.loops for y in ([f"{x}_t", x] if x in blocked else [x])]
+    if chain != written:
+        moves.append(Move("reorder", tuple(chain)))
+    inner = points[-1]
+    small = trip[inner] is not None and 1 < (trip[inner] or 0) <= MAX_UNROLL
+    if small and trial.suggest_categorical(f"{b.key}.unroll", [False, True]):
+        moves.append(Move("unroll", (inner,)))
+    return moves
+
+
+def block_sizes(constant: int | None, largest: int | None) -> tuple[int, ...]:
+    """0 (not blocked), then the block sizes offered for a loop: powers of two from
+    MIN_BLOCK to MAX_BLOCK and the divisors of a constant trip count in that range,
+    all below the trip count (constant, else `largest`, the largest size given)."""
+    limit = constant if constant is not None else largest
+    sizes = {1 << k for k in range(3, 9)}
+    if constant is not None:
+        sizes |= {d for d in range(MIN_BLOCK, MAX_BLOCK + 1) if constant % d == 0}
+    if limit is not None:
+        sizes = {s for s in sizes if s < limit}
+    return (0, *sorted(sizes))
+
+
+def space_of(
+    natural: Schedule,
+    *,
+    params: Mapping[str, float] | None = None,
+    threads: bool = False,
+    skew: bool = True,
+) -> Space:
+    """The search space of a schedule of the loops as written (`recipe=False`).
+
+    `params` (the sizes the kernel will run at) bound the block sizes of loops whose
+    trip count is not constant; `threads` makes the parallel loop a choice; `skew=False`
+    leaves out skews (Krnl text cannot write them).
+
+    Examples
+    --------
+    >>> import polykrnl as pk
+    >>> from polykrnl.tuning.space import space_of
+    >>> fn = pk.parse('''
+    ... func.func @t(%A: memref<64x64xf32>, %B: memref<64x64xf32>) {
+    ...   %ii, %jj = krnl.define_loops 2
+    ...   krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 64, %jj -> %j = 0 to 64) {
+    ...     %v = krnl.load %A[%i, %j] : memref<64x64xf32>
+    ...     krnl.store %v, %B[%j, %i] : memref<64x64xf32>
+    ...   }
+    ...   return
+    ... }''')["t"]
+    >>> space = space_of(pk.Schedule.from_function(fn, recipe=False))
+    >>> [(b.loops, b.permutable, b.sizes[0]) for b in space.bands]
+    [(('i', 'j'), True, (0, 8, 16, 32))]
+    """
+    report = natural.check()
+    ints = [int(v) for v in (params or {}).values() if float(v).is_integer()]
+    largest = max(ints) if ints else None
+    top = [n for n in natural.nodes if hasattr(n, "body")]
+    nest_of = {name: k for k, n in enumerate(top) for name in _names(n)}
+    bands: list[BandChoices] = []
+    for band in report.bands:
+        if len(band.loops) < 2:
+            continue  # strip-mining one loop alone changes no order: nothing to gain
+        constant = tuple(natural.trip_info(natural.loop(x))[0] for x in band.loops)
+        skews = tuple(_parse_skew(s) for s in band.suggestion) if skew else ()
+        bands.append(
+            BandChoices(
+                key=f"b{len(bands)}",
+                nest=nest_of[band.loops[0]],
+                loops=band.loops,
+                permutable=band.permutable,
+                skews=() if band.permutable else skews,
+                sizes=tuple(block_sizes(c, largest) for c in constant),
+                constant=constant,
+            )
+        )
+    depths = tuple(_chain_depth(n) for n in top)
+    return Space(natural.program.function.name, tuple(bands), len(top), threads, depths)
+
+
+def _names(node: Any) -> list[str]:
+    out = [node.name]
+    for child in node.body:
+        if hasattr(child, "body"):
+            out += _names(child)
+    return out
+
+
+def _chain_depth(node: Any) -> int:
+    """How many loops the outer chain of a nest has (before blocking)."""
+    depth = 1
+    while len(node.body) == 1 and hasattr(node.body[0], "body"):
+        node = node.body[0]
+        depth += 1
+    return depth
+
+
+def _parse_skew(call: str) -> Move:
+    """A report's suggestion "skew('j', 'i', 1)" as a move."""
+    inner = call[call.index("(") + 1 : call.rindex(")")]
+    loop, by, factor = (p.strip().strip("'") for p in inner.split(","))
+    return Move("skew", (loop, by), int(factor))
+
+
+def legality_outcome(
+    candidate: Candidate, natural: Schedule, recipe: Schedule | None
+) -> tuple[Schedule | None, str, str]:
+    """(the schedule or None, "ok" / "illegal" / "refused", why) for one candidate."""
+    try:
+        return candidate.schedule(natural, recipe), "ok", ""
+    except (IllegalTransformError, UnprovenTransformError) as e:
+        return None, "illegal", e.message
+    except ScheduleError as e:
+        return None, "refused", e.message
+
+
+def starting_schedules(fn: Any) -> tuple[Schedule, Schedule | None]:
+    """The schedule of the loops as written, and that of the function's Krnl recipe when
+    it has one that is legal (None otherwise). A function whose statements only mean
+    something in its blocked nest starts from its recipe."""
+    from polykrnl.errors import PolykrnlError, UnsupportedError
+    from polykrnl.pipeline import Schedule, schedule
+
+    try:
+        recipe: Schedule | None = schedule(fn)
+    except PolykrnlError:
+        recipe = None  # an illegal recipe is no candidate; the search starts without it
+    if recipe is not None and not recipe.steps:
+        recipe = None
+    try:
+        return Schedule.from_function(fn, recipe=False), recipe
+    except UnsupportedError:
+        if recipe is None:
+            raise
+        return recipe, None

@@ -1,0 +1,115 @@
+"""Measurement on Numba: every timed kernel equals the interpreter first; errors are clear."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import polykrnl as pk
+from polykrnl.tuning import Candidate, Job, Move, synthetic_cost
+from polykrnl.tuning.evaluate import InProcess, LocalPool
+from polykrnl.tuning.measure import evaluate
+from tests.tune.programs import MATMUL, RECIPE_SIZES, SWEEP
+
+SMALL = MATMUL.replace("48", "16")
+
+pytest.importorskip("numba")
+
+
+def test_a_candidate_is_checked_then_timed() -> None:
+    job = Job(SMALL, "mm", (), repeats=2)
+    tiled = Candidate((Move("block", ("i",), 8), Move("reorder", ("i_t", "j", "i", "k"))))
+    outcome = evaluate(job, tiled)
+    assert outcome.status == "timed", outcome.message
+    assert outcome.seconds is not None and len(outcome.times) == 2
+    illegal = evaluate(Job(SWEEP, "sweep", (("N", 30),)), Candidate((Move("reorder", ("j", "i")),)))
+    assert illegal.status == "illegal" and illegal.seconds is None
+
+
+def test_a_slow_candidate_stops_at_the_cutoff() -> None:
+    outcome = evaluate(Job(SMALL, "mm", (), repeats=5), Candidate(), cutoff=0.0)
+    assert outcome.status == "timed" and outcome.abandoned and len(outcome.times) == 1
+
+
+@pytest.mark.slow  # about 10 s: a few Numba compilations
+def test_the_winner_equals_the_interpreter() -> None:
+    fn = pk.parse(SWEEP)["sweep"]
+    sizes = {"N": 64, "A.0": 64, "A.1": 64}
+    result = pk.tune(fn, sizes, workers=0, seed=0, max_trials=4, repeats=1)
+    assert result.measured and result.verdict == "legal"
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, (50, 50))
+    expected = A.copy()
+    pk.run_reference(fn, N=50, A=expected)
+    result.schedule.to_numba(parallel=False)(N=50, A=A)
+    np.testing.assert_allclose(A, expected, rtol=1e-12)
+
+
+def test_the_local_pool_gives_the_same_search_as_this_process() -> None:
+    fn = pk.parse(SWEEP)["sweep"]
+    runs = [
+        pk.tune(fn, {"N": 40}, cost=synthetic_cost, workers=w, seed=5, max_trials=12)
+        for w in (0, 2)
+    ]
+    assert runs[0].candidate == runs[1].candidate
+    assert [t.outcome for t in runs[0].tried] == [t.outcome for t in runs[1].tried]
+
+
+@pytest.mark.slow  # about 10 s: starting a cluster of two worker processes
+def test_a_dask_cluster_gives_the_same_winner_as_the_local_pool() -> None:
+    distributed = pytest.importorskip("distributed")
+    fn = pk.parse(SWEEP)["sweep"]
+    local = pk.tune(fn, {"N": 40}, cost=synthetic_cost, workers=2, seed=7, max_trials=12)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = pk.tune(fn, {"N": 40}, cost=synthetic_cost, dask=client, seed=7, max_trials=12)
+    assert on_dask.candidate == local.candidate
+    assert on_dask.seconds == local.seconds
+    assert "Dask" in on_dask.where
+
+
+def test_errors_are_polykrnl_errors() -> None:
+    fn = pk.parse(SWEEP)["sweep"]
+    with pytest.raises(pk.ArgumentError, match="numba target only"):
+        pk.tune(fn, target="mlir")
+    with pytest.raises(pk.ArgumentError, match="budget"):
+        pk.tune(fn, budget=0)
+    with pytest.raises(pk.ArgumentError, match="no argument 'M'"):
+        pk.tune(fn, {"M": 3}, cost=synthetic_cost, workers=0)
+    # a dimension no size sets: the interpreter's check says so before any search
+    with pytest.raises(pk.ArgumentError, match="does not run at the sizes"):
+        pk.tune(pk.parse(MATMUL.replace("48x48", "?x?").replace("= 48", "= 40"))["mm"], {})
+    assert InProcess().where == "this process"
+
+
+def test_a_missing_optuna_says_how_to_install_it() -> None:
+    code = (
+        "import sys; sys.modules['optuna'] = None\n"
+        "import polykrnl as pk\n"
+        f"fn = pk.parse({SWEEP!r})['sweep']\n"
+        "try:\n    pk.tune(fn)\nexcept pk.UnsupportedError as e:\n    print(e.message, e.hint)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert "needs Optuna" in out and "polykrnl[tune]" in out
+
+
+def test_tune_loads_neither_optuna_nor_dask_until_it_runs() -> None:
+    code = (
+        "import sys, polykrnl as pk\npk.tune, pk.TuneResult\n"
+        "print('optuna' in sys.modules, 'distributed' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_sizes_of_the_recipe_program_are_accepted() -> None:
+    job = Job(MATMUL, "mm", tuple(RECIPE_SIZES.items()), check_size=8)
+    assert job.check_params()["N"] == 8
+    assert LocalPool.__name__ == "LocalPool"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from xdsl.dialects import affine, arith, memref, vector
-from xdsl.dialects.builtin import IntegerType, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.dialect import krnl as k
@@ -94,6 +94,8 @@ def _indexed_dims(
                 for d, index in enumerate(indices):
                     if index is v:
                         yield dim_size(base, d)
+            elif isinstance(op, k.SeqExtractOp | k.SeqStoreOp) and op.index is v:
+                yield dim_size(op.seq, 0)  # a position in an ONNX sequence
             elif isinstance(op, _CARRY) and not (
                 isinstance(op, arith.SelectOp | std_ext.SelectOp) and use.index == 0
             ):
@@ -123,6 +125,77 @@ def index_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) 
             continue
         for load in _loads(value):
             for n in _indexed_dims(load.results[0], dim_size):
+                if n is not None and n > 0:
+                    limits[arg.name] = min(limits.get(arg.name, n), n)
+    return limits
+
+
+def scalar_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) -> dict[str, int]:
+    """Index and integer scalar arguments of `fn` that subscript memory or a sequence
+    (directly or through the ops that carry an index): name -> the smallest size of what
+    they subscript. A run's default value (`--size`) would index one past the end of a
+    dimension of that size."""
+    limits: dict[str, int] = {}
+    if not fn.op.body.blocks:
+        return limits
+    for arg, value in zip(fn.arguments, fn.op.body.block.args, strict=True):
+        if not isinstance(arg.type, IndexType | IntegerType):
+            continue
+        for n in _indexed_dims(value, dim_size):
+            if n is not None and n > 0:
+                limits[arg.name] = min(limits.get(arg.name, n), n)
+    return limits
+
+
+def _loop_values(it: k.IterateOp, handle: SSAValue, iv: SSAValue) -> Iterator[SSAValue]:
+    """The values of one loop of `it`: its induction variable and the results of
+    krnl.get_induction_var_value for its handle."""
+    yield iv
+    for use in handle.uses:
+        op = use.operation
+        if isinstance(op, k.GetInductionVarValueOp):
+            yield op.results[use.index]
+
+
+def _bounded_dims(
+    value: SSAValue, dim_size: Callable[[SSAValue, int], int | None]
+) -> Iterator[int | None]:
+    """The sizes of the dimensions subscripted by the induction variable of a loop whose
+    upper bound is `value` (or an index computed from it): a bound above such a size
+    makes the loop index past its end."""
+    seen: set[SSAValue] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            op = use.operation
+            if isinstance(op, k.IterateOp):
+                for e in op.entries:
+                    if any(x is v for x in e.ub_operands):
+                        for iv in _loop_values(op, e.handle, e.iv):
+                            yield from _indexed_dims(iv, dim_size)
+            elif isinstance(op, _CARRY) and not (
+                isinstance(op, arith.SelectOp | std_ext.SelectOp) and use.index == 0
+            ):
+                todo.extend(op.results)
+
+
+def size_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) -> dict[str, int]:
+    """Integer memref arguments whose elements bound loops that subscript memory (TopK's
+    k): name -> the smallest size such a loop subscripts, the largest element a run may
+    hold. Random values in [-10, 10] would run the loop past that size, or not at all."""
+    limits: dict[str, int] = {}
+    if not fn.op.body.blocks:
+        return limits
+    for arg, value in zip(fn.arguments, fn.op.body.block.args, strict=True):
+        t = arg.type
+        if not (isinstance(t, MemRefType) and isinstance(t.element_type, IntegerType)):
+            continue
+        for load in _loads(value):
+            for n in _bounded_dims(load.results[0], dim_size):
                 if n is not None and n > 0:
                     limits[arg.name] = min(limits.get(arg.name, n), n)
     return limits

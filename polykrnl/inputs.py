@@ -7,7 +7,10 @@ uniform in [-1, 1), signed integers in [-10, 10], unsigned integers in
 Integer arrays whose elements end up in memory subscripts (a gather's indices,
 data-given axes; see :mod:`polykrnl.index_inputs`) are drawn in ``[0, n)``, ``n``
 the smallest dimension they index, so random runs of such programs stay in
-bounds. ``--input NAME=FILE.npy`` gives a memref argument exact data instead
+bounds. Integer arrays whose elements bound a loop that subscripts memory (TopK's k)
+are drawn in ``[1, n]``, ``n`` the smallest dimension that loop subscripts; an index or
+integer scalar that subscripts memory or a sequence takes at most ``n - 1`` when no
+``--param`` sets it. ``--input NAME=FILE.npy`` gives a memref argument exact data instead
 (checked against its type; it also sizes the argument's dynamic dimensions).
 
 Sizes come from ``--param``:
@@ -32,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import ArgumentError, UnsupportedError
-from polykrnl.index_inputs import index_limits
+from polykrnl.index_inputs import index_limits, scalar_limits, size_limits
 from polykrnl.interpreter import memref_dtype, memref_shape
 from polykrnl.interpreter.memory import memory_limit
 from polykrnl.ir import Function
@@ -252,6 +255,8 @@ def make_inputs(
     rng = np.random.default_rng(seed)
     inputs: dict[str, Any] = {}
     limits = index_limits(fn, _dim_sizes(fn, params, size))
+    subscripts = scalar_limits(fn, _dim_sizes(fn, params, size))
+    sizes = size_limits(fn, _dim_sizes(fn, params, size))
     for a in fn.arguments:
         t: Attribute = a.type
         if isinstance(t, MemRefType):
@@ -263,10 +268,16 @@ def make_inputs(
             elif a.name in limits:
                 high = limits[a.name]
                 inputs[a.name] = rng.integers(0, high, size=shape).astype(memref_dtype(t))
+            elif a.name in sizes:
+                high = sizes[a.name]
+                inputs[a.name] = rng.integers(1, high + 1, size=shape).astype(memref_dtype(t))
             else:
                 inputs[a.name] = _random_array(rng, t, shape, a.name)
         elif isinstance(t, IndexType | IntegerType):
             value = int(params.get(a.name, size))
+            if a.name not in params and a.name in subscripts:
+                # The last position of what it subscripts, rather than one past it.
+                value = min(value, subscripts[a.name] - 1)
             if isinstance(t, IntegerType):
                 w = t.width.data
                 unsigned = w == 1 or t.signedness.data == Signedness.UNSIGNED

@@ -30,6 +30,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from polykrnl.dialect import krnl as krnl
 from polykrnl.errors import BuilderError, SourceLocation
+from polykrnl.reader.affine_text import SemiAffineReading
 from polykrnl.reader.parser import context
 
 Value: TypeAlias = SSAValue
@@ -128,7 +129,7 @@ def _parse_map(m: str | AffineMap) -> AffineMap:
     text = m.strip()
     result: AffineMap | None = None
     try:
-        parser = Parser(context(), text, "<affine map>")
+        parser = SemiAffineReading(context(), text, "<affine map>")
         if text.startswith("affine_map"):
             attr = parser.parse_attribute()
             result = attr.data if isinstance(attr, AffineMapAttr) else None

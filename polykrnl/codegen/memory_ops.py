@@ -9,6 +9,7 @@ The kernels call them with the op's static attributes as constants.
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from polykrnl.dialect import krnl as k
 from polykrnl.dialect.std_vector import transfer_dims
 from polykrnl.interpreter import scalar_dtype
 from polykrnl.interpreter.krnl import attr_to_py
+from polykrnl.interpreter.runtime_calls import RUNTIME_ARITY, RUNTIME_CALLS, RUNTIME_HELPERS
 from polykrnl.ir import int_list
 
 HELPERS: dict[str, str] = {
@@ -201,8 +203,12 @@ def _tuple(xs: list[ast.expr]) -> ast.Tuple:
     return ast.Tuple(xs, ast.Load())
 
 
+# onnx-mlir's runtime calls: the interpreter's own functions, their source as written.
+HELPERS |= {RUNTIME_HELPERS[name]: "\n" + inspect.getsource(f) for name, f in RUNTIME_CALLS.items()}
+
 #: helpers that call other helpers
 NEEDS: dict[str, tuple[str, ...]] = {
+    "_pk_om_topk": ("_pk_om_sort",),
     "_pk_transfer_read": ("_pk_transfer",),
     "_pk_transfer_write": ("_pk_transfer",),
 }
@@ -272,6 +278,11 @@ def memory_call(
     if isinstance(op, vector.MaskedStoreOp):
         args = [value(op.base), value(op.value_to_store), _tuple([value(x) for x in op.indices])]
         return "_pk_masked_store", _call("_pk_masked_store", [*args, value(op.mask)])
+    if isinstance(op, k.CallOp) and op.funcName.data in RUNTIME_HELPERS:
+        if len(op.parameters) != RUNTIME_ARITY[op.funcName.data]:
+            return None
+        helper = RUNTIME_HELPERS[op.funcName.data]
+        return helper, _call(helper, [value(x) for x in op.parameters])
     if isinstance(op, k.CallOp):
         kwargs = {
             n: attr_to_py(a)

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, Operation
 
+from polykrnl.dialect import krnl as k
+from polykrnl.interpreter.runtime_calls import RUNTIME_HELPERS
+
 
 @dataclass(frozen=True)
 class PythonForm:
@@ -34,6 +37,9 @@ class PythonForm:
     requires: tuple[str, ...] = ("numpy",)
 
     def refuses(self, op: Operation) -> bool:
+        # onnx-mlir's runtime calls are helpers that every form has (memory_ops.py).
+        if isinstance(op, k.CallOp) and op.funcName.data in RUNTIME_HELPERS:
+            return False
         return isinstance(op, self.refused)
 
 

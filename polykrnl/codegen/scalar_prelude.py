@@ -121,3 +121,49 @@ def _ceildivsi(a, b):
     return q
 ''',
 }
+
+# onnx-mlir's runtime sorts (interpreter/runtime_calls.py), compiled: a stable insertion
+# sort of each row's indices, NaN above every number as in the NumPy version.
+SCALAR_HELPERS |= {
+    "_pk_om_sort": '''
+def _pk_om_sort(order, data, axis, ascending):
+    """omTensorSort: reorder each row of `order` (last axis) by `data`'s values."""
+    if axis != data.ndim - 1:
+        raise ValueError("omTensorSort: onnx-mlir sorts along the last axis only")
+    if order.size == 0:
+        return
+    n = data.shape[-1]
+    rows = order.size // n
+    idx = order.reshape((rows, n))
+    values = data.reshape((rows, n))
+    for r in range(rows):
+        for i in range(n):
+            if idx[r, i] < 0 or idx[r, i] >= n:
+                raise IndexError("omTensorSort: an index in the order tensor is out of range")
+        for i in range(1, n):
+            cur = idx[r, i]
+            v = values[r, cur]
+            j = i - 1
+            while j >= 0:
+                w = values[r, idx[r, j]]
+                # Does `cur` (value v) come before idx[r, j] (value w)?
+                if v != v or w != w:
+                    first = (w != w and v == v) if ascending else (v != v and w == w)
+                    tie = (v != v) and (w != w)
+                else:
+                    first = v < w if ascending else v > w
+                    tie = v == w
+                if not (first or (tie and cur < idx[r, j])):
+                    break
+                idx[r, j + 1] = idx[r, j]
+                j -= 1
+            idx[r, j + 1] = cur
+''',
+    "_pk_om_topk": '''
+def _pk_om_topk(order, data, axis, ascending, k, is_sorted):
+    """omTensorTopK: the first k indices of each row are the k best, in order."""
+    if k < 0:
+        raise ValueError("omTensorTopK: TopK needs k >= 0")
+    _pk_om_sort(order, data, axis, ascending)
+''',
+}

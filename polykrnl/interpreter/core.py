@@ -19,6 +19,7 @@ from xdsl.ir.affine import AffineMap
 
 from polykrnl.dialect import krnl as k
 from polykrnl.dialect.registry import OpTable
+from polykrnl.dialect.semi_affine import DivisorError, evaluate_map
 from polykrnl.errors import ArgumentError, InterpretError, SourceLocation, UnsupportedError
 from polykrnl.interpreter.values import (
     Fail,
@@ -430,8 +431,15 @@ def _loop_name(loop: Loop) -> str:
 
 
 def eval_map(m: AffineMap, operands: Sequence[int]) -> list[int]:
-    dims, syms = operands[: m.num_dims], operands[m.num_dims :]
-    return list(m.eval(dims, syms))
+    """The results of `m` (semi-affine ones too, a non-positive divisor a Fail)."""
+    try:
+        return evaluate_map(m, operands)
+    except DivisorError as e:
+        raise Fail(
+            f"affine map {m}: {e}",
+            "the symbol a map divides by must be positive when the op runs: check the "
+            "value bound to it",
+        ) from None
 
 
 def _check_argument(fn: Function, name: str, t: Attribute, value: Any) -> Any:

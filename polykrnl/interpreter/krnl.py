@@ -46,6 +46,7 @@ from polykrnl.interpreter.memory import (
     store_element,
     writable,
 )
+from polykrnl.interpreter.runtime_calls import RUNTIME_ARITY, RUNTIME_CALLS
 from polykrnl.interpreter.values import (
     Fail,
     make_value,
@@ -577,9 +578,17 @@ def attr_to_py(a: Attribute) -> Any:
 def _krnl_call(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any] | None:
     assert isinstance(op, k.CallOp)
     name = op.funcName.data
-    target = it.calls.get(name) or CALLS.get(name)
+    target: Callable[..., Any] | None = (
+        RUNTIME_CALLS.get(name) or it.calls.get(name) or CALLS.get(name)
+    )
+    if name in RUNTIME_ARITY and len(op.parameters) != RUNTIME_ARITY[name]:
+        raise Fail(
+            f"krnl.call '{name}' takes {RUNTIME_ARITY[name]} parameters (the order tensor, "
+            f"the data, ...), given {len(op.parameters)}",
+            "write the call as onnx-mlir's lowering does (docs/krnl-semantics.md)",
+        )
     if target is None:
-        known = sorted({*it.calls, *CALLS})
+        known = sorted({*it.calls, *CALLS, *RUNTIME_CALLS})
         raise Fail(
             f"krnl.call to '{name}', which is not registered",
             f"register a Python function with polykrnl.register_call('{name}', pyfunc); "
@@ -602,6 +611,13 @@ def _krnl_call(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any] | Non
     try:
         result = target(*args, **kwargs)
     except Exception as e:
+        if name in RUNTIME_CALLS:
+            raise Fail(
+                f"krnl.call '{name}' (onnx-mlir's runtime): {e}",
+                "onnx-mlir's runtime takes (order, data, axis, ascending[, k, sorted]): an "
+                "order tensor of indices 0..n-1 along the last axis, of the data's shape "
+                "(docs/krnl-semantics.md)",
+            ) from e
         raise Fail(
             f"the function registered for krnl.call '{name}' raised {type(e).__name__}: {e}",
             "the error comes from the registered Python function, not from the program",

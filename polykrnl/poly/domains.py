@@ -22,8 +22,11 @@ from xdsl.ir.affine import (
 )
 
 from polykrnl.dialect import krnl as k
+from polykrnl.dialect.semi_affine import is_semi_affine
+from polykrnl.errors import Diagnostic
 from polykrnl.ir import const_int
 from polykrnl.nest.loops import (
+    Bound,
     IVBound,
     Loop,
     MapBound,
@@ -53,6 +56,7 @@ class ProgramBuilder(Protocol):
     origin_rank: dict[SSAValue, int]
     param_of: dict[SSAValue, str]
     loop_names: dict[Loop, str]
+    unsupported: list[Diagnostic]
 
     def dim_param(self, mem: SSAValue, d: int) -> str: ...
 
@@ -79,15 +83,18 @@ def affine_expr(e: AffineExpr, args: Sequence[str | None], ndims: int) -> str | 
         kind = e.kind
         if kind == AffineBinaryOpKind.Add:
             return f"({lhs}) + ({rhs})"
+        # A semi-affine map (`d0 * s0`, `d0 ceildiv s0`) is affine where the symbol is
+        # bound to a constant, as onnx-mlir's pooling maps are for static strides.
+        cl, cr = _integer(e.lhs, lhs), _integer(e.rhs, rhs)
         if kind == AffineBinaryOpKind.Mul:
-            if isinstance(e.rhs, AffineConstantExpr):
-                return f"{e.rhs.value}*({lhs})"
-            if isinstance(e.lhs, AffineConstantExpr):
-                return f"{e.lhs.value}*({rhs})"
+            if cr is not None:
+                return f"{cr}*({lhs})"
+            if cl is not None:
+                return f"{cl}*({rhs})"
             return None
-        if not isinstance(e.rhs, AffineConstantExpr) or e.rhs.value <= 0:
+        if cr is None or cr <= 0:
             return None
-        c = e.rhs.value
+        c = cr
         if kind == AffineBinaryOpKind.FloorDiv:
             return f"floor(({lhs})/{c})"
         if kind == AffineBinaryOpKind.CeilDiv:
@@ -95,6 +102,16 @@ def affine_expr(e: AffineExpr, args: Sequence[str | None], ndims: int) -> str | 
         if kind == AffineBinaryOpKind.Mod:
             return f"({lhs}) mod {c}"
     return None
+
+
+def _integer(e: AffineExpr, text: str) -> int | None:
+    """The value of `e` when it is a constant, or its operands made it one."""
+    if isinstance(e, AffineConstantExpr):
+        return e.value
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def map_results(m: AffineMap, args: Sequence[str | None]) -> list[str | None]:
@@ -174,6 +191,7 @@ class LoopPolyhedron:
                 continue
             lbs = [e for bd in lp.lbs for e in self.bound(bd, expr)]
             ubs = [e for bd in lp.ubs for e in self.bound(bd, expr)]
+            self._semi_affine_bounds(lp, (*lp.lbs, *lp.ubs), expr)
             for e in ubs:
                 if e is not None:
                     cons.append(f"{x} < {e}")
@@ -234,6 +252,28 @@ class LoopPolyhedron:
             # A point loop sits inside its tile loop (the nest builder checks it).
             return [f"{self.var[bd.current]} + {bd.offset}"]
         return map_results(bd.map, [expr.of(v) for v in bd.operands])
+
+    def _semi_affine_bounds(self, lp: Loop, bounds: Sequence[Bound], expr: Expr) -> None:
+        """Refuse a bound that multiplies or divides a loop variable by a symbol: isl has no
+        such expression, and dropping it would leave the loop unbounded."""
+        for bd in bounds:
+            if not isinstance(bd, MapBound):
+                continue
+            for e, found in zip(bd.map.results, self.bound(bd, expr), strict=True):
+                if found is not None or not is_semi_affine(e):
+                    continue
+                message = (
+                    f"a bound of loop {lp.name} is semi-affine, {e}: the polyhedral model "
+                    "cannot multiply or divide by a symbol that is not a constant"
+                )
+                if all(d.message != message for d in self.b.unsupported):
+                    self.b.unsupported_op(
+                        lp.origin.iterate,
+                        message,
+                        "the reference interpreter runs it (`polykrnl run`); to model it, "
+                        "compute the bound with affine.apply before the loops when it uses "
+                        "no induction variable (a value fixed for the call is a parameter)",
+                    )
 
     def _params(self) -> str:
         return "[" + ", ".join(self.b.params) + "]"

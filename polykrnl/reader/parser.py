@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError as XParseError
 from xdsl.utils.lexer import Span
 
@@ -40,6 +39,7 @@ from polykrnl.dialect.std_ext import REPLACED, STD_EXT_OPS
 from polykrnl.dialect.std_vector import STD_VECTOR_OPS
 from polykrnl.errors import ParseError, SourceLocation
 from polykrnl.ir import LineIndex, Module
+from polykrnl.reader.affine_text import SemiAffineReading
 from polykrnl.reader.source_text import for_xdsl
 
 DIALECTS = (
@@ -69,7 +69,7 @@ def context() -> Context:
     return ctx
 
 
-class _LocatingParser(Parser):
+class _LocatingParser(SemiAffineReading):
     """xDSL's parser, recording where each op's name stands in the source."""
 
     def __init__(self, text: str, filename: str) -> None:

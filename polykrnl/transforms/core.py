@@ -31,6 +31,7 @@ from typing import Any, Literal, Self, TypeVar, Union
 
 import islpy as isl
 
+from polykrnl.dialect.semi_affine import fold_operands
 from polykrnl.errors import ScheduleError, SourceLocation, UnsupportedError
 from polykrnl.ir import Function
 from polykrnl.poly import (
@@ -540,7 +541,9 @@ class Schedule:
                 args.append(param_on(dom, r.name))
             else:
                 args.append(self.vid_value(r.name, stmt.name))
-        return eval_affine(b.expr, args, dom)
+        # A semi-affine bound is affine once its constant operands are folded in.
+        known = [r.value if r.kind == "const" else None for r in b.operands]
+        return eval_affine(fold_operands(b.expr, known, len(known)), args, dom)
 
     # -- trip counts (the divisibility rules of Krnl's blocking)
     def trip_info(self, info: LoopInfo) -> tuple[int | None, int]:

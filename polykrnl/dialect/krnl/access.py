@@ -47,6 +47,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from polykrnl.dialect.krnl.checks import Namer, SelfChecks
+from polykrnl.dialect.semi_affine import SemiAffineError, combine
 from polykrnl.ir import value_name
 
 # Binding strength of each operator, for the fewest parentheses that keep the meaning.
@@ -56,6 +57,11 @@ _PRECEDENCE = {
     AffineBinaryOpKind.Mod: 20,
     AffineBinaryOpKind.FloorDiv: 20,
     AffineBinaryOpKind.CeilDiv: 20,
+}
+_DIVIDES = {
+    "floordiv": AffineBinaryOpKind.FloorDiv,
+    "ceildiv": AffineBinaryOpKind.CeilDiv,
+    "mod": AffineBinaryOpKind.Mod,
 }
 _SPELLING = {
     AffineBinaryOpKind.Add: "+",
@@ -157,19 +163,24 @@ def parse_access_map(parser: Parser) -> tuple[AffineMap, list[SSAValue]]:
             return v
         parser.raise_error("expected an index value, an integer or `(` in an affine index")
 
+    def operator() -> AffineBinaryOpKind | None:
+        if parser.parse_optional_punctuation("*") is not None:
+            return AffineBinaryOpKind.Mul
+        for word, kind in _DIVIDES.items():
+            if parser.parse_optional_keyword(word) is not None:
+                return kind
+        return None
+
     def product() -> AffineExpr:
         e = primary()
         while True:
-            if parser.parse_optional_punctuation("*") is not None:
-                e = e * primary()
-            elif parser.parse_optional_keyword("floordiv") is not None:
-                e = e // primary()
-            elif parser.parse_optional_keyword("ceildiv") is not None:
-                e = e.ceil_div(primary())
-            elif parser.parse_optional_keyword("mod") is not None:
-                e = e % primary()
-            else:
+            at = parser.pos
+            if (kind := operator()) is None:
                 return e
+            try:
+                e = combine(kind, e, primary())
+            except SemiAffineError as err:
+                parser.raise_error(str(err), at)
 
     def sum_() -> AffineExpr:
         e = product()

@@ -28,6 +28,7 @@ from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
+from polykrnl.codegen.numpy_ops.core import dt as dt_of
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -40,7 +41,6 @@ from polykrnl.codegen.pyast import (
     store,
 )
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
-from polykrnl.codegen.numpy_ops.core import dt as dt_of
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.codegen.vector_lanes import (
     FOLD,
@@ -52,6 +52,7 @@ from polykrnl.codegen.vector_lanes import (
     lane_statement,
     read_window,
     run_window,
+    splat_lane,
     vector_shape,
     write_window,
 )
@@ -402,8 +403,10 @@ class StatementWriter:
         if isinstance(key, ast.Tuple) and any(isinstance(x, ast.Constant) for x in key.elts):
             # A whole array: the value broadcast to the vectorized loops' shape.
             by_axis = sorted(self.vec.values(), key=lambda x: x.axis)
-            lengths = ast.Tuple([name(it.length) for it in by_axis], ast.Load())
-            e = call("np.broadcast_to", e, lengths)
+            sizes: list[ast.expr] = [name(it.length) for it in by_axis]
+            if isinstance(v.type, VectorType):
+                sizes += [const(n) for n in v.type.get_shape()]  # and its lanes, last
+            e = call("np.broadcast_to", e, ast.Tuple(sizes, ast.Load()))
         target = ast.Subscript(name(dict_name), key, ast.Store())
         self.out.append(ast.Assign([target], e))
 
@@ -569,6 +572,10 @@ class StatementWriter:
         own = self._lanes_value(op, args)
         exprs = [own] if own is not None else numpy_ops.emit_lanes(op, args, added)
         if self.lane is not None and not op.operands and len(exprs) == 1:
+            splat = splat_lane(op)
+            if splat is not None:
+                self.env[op.results[0]] = splat
+                return
             # A vector constant in a lane loop: its lanes once, before the loop.
             local = self.st.names.fresh(op.results[0].name_hint or "lanes")
             self._hoisted.append(assign(local, exprs[0]))
@@ -584,7 +591,9 @@ class StatementWriter:
                 )
         if self.st.form.typed is not None:
             typed = self.st.form.typed
-            exprs = [typed(x, self._lane_type(r.type)) for r, x in zip(op.results, exprs, strict=True)]
+            exprs = [
+                typed(x, self._lane_type(r.type)) for r, x in zip(op.results, exprs, strict=True)
+            ]
         self.st.helpers |= added
         for r, x in zip(op.results, exprs, strict=True):
             if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):

@@ -19,18 +19,21 @@ vectors at the tile's index: `vector.load %a[%t]` with tiles of the vector's wid
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from xdsl.dialects import vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.numpy_ops.core import dt, float_const
 from polykrnl.codegen.pyast import add_constant, call, const, iterator_plus_constant, name
 from polykrnl.dialect import krnl as k
 from polykrnl.dialect.std_vector import FromElementsOp, ShapeCastOp, SplatOp, ToElementsOp
+from polykrnl.interpreter import scalar_dtype
+from polykrnl.interpreter.memory import dense_array
 from polykrnl.poly import Statement, is_pure
 
 #: vector ops that move values between lanes or change the vector's shape: not lanewise
@@ -126,7 +129,7 @@ def array_refusal(op: Operation) -> str | None:
         return f"a vector.reduction <{kind.data.value}> over a vectorized loop"
     if isinstance(op, vector.ExtractOp) and not isinstance(op.results[0].type, VectorType):
         return None
-    return f"{op.name} over a vectorized loop"
+    return f"{op.name} in the loop body"
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ class Window:
 def run_window(
     op: Operation,
     subs: list[ast.expr],
-    vec: dict[str, VecLike],
+    vec: Mapping[str, VecLike],
     varies: Callable[[ast.expr], bool],
 ) -> Window:
     """The window of the vector.load / vector.store `op` at `subs` over the vectorized
@@ -265,7 +268,8 @@ def write_window(
     keys = w.keys()
     canonical = sorted(keys)
     if w.tiled() or keys != canonical:
-        sizes = [name(lengths[a]) for a in range(rank)] + [const(n) for n in shape]
+        sizes: list[ast.expr] = [name(lengths[a]) for a in range(rank)]
+        sizes += [const(n) for n in shape]
         if not full:
             val = call("np.broadcast_to", val, ast.Tuple(sizes, ast.Load()))
         if keys != canonical:
@@ -327,6 +331,23 @@ def lane_statement(s: Statement) -> int | None:
     if any(isinstance(v.type, VectorType) for v in kept):
         return None
     return width
+
+
+def splat_lane(op: Operation) -> ast.expr | None:
+    """The value of every lane of a constant vector whose lanes are all equal (bit for
+    bit): a lane loop reads it as a scalar instead of an array made per tile. None for
+    other ops."""
+    attr = op.properties.get("value")
+    t = op.results[0].type if isinstance(op, arith.ConstantOp) else None
+    if not isinstance(attr, DenseIntOrFPElementsAttr) or not isinstance(t, VectorType):
+        return None
+    dtype = scalar_dtype(t.element_type)
+    data = dense_array(attr, dtype, tuple(t.get_shape())).reshape(-1)
+    if len({x.tobytes() for x in data}) != 1:
+        return None
+    x = data[0]
+    literal = float_const(float(x), dtype) if dtype.kind == "f" else const(x.item())
+    return ast.Call(dt(dtype), [literal], [])
 
 
 def _touches_memory(op: Operation) -> bool:

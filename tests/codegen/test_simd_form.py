@@ -220,5 +220,5 @@ def test_simd_reduction_folds_the_lanes_in_order() -> None:
     assert "np.add(np.add(x[..., 0], x[..., 1]), x[..., 2])" in kernel.source
     _same_as_reference(fn, kernel)
     # Numba has no vector.reduction (its helper is NumPy's): refused, by name.
-    with pytest.raises(UnsupportedError, match="vector.reduction"):
+    with pytest.raises(UnsupportedError, match=r"vector\.reduction"):
         _same_as_reference(fn, _numba(fn))

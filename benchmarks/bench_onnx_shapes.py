@@ -281,9 +281,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
         gen_t, hand_t, jit_t = [], [], []
         deadline = time.perf_counter() + (0.5 if quick else 2.0)
         while len(gen_t) < (3 if quick else 5) or time.perf_counter() < deadline:
-            gen_t.append(_median_time(lambda: kernel(**inputs)))
-            hand_t.append(_median_time(lambda: hand(*args)))
-            jit_t.append(_median_time(lambda: jit(**inputs)))
+            gen_t.append(_median_time(lambda k=kernel, i=inputs: k(**i)))
+            hand_t.append(_median_time(lambda h=hand, a=args: h(*a)))
+            jit_t.append(_median_time(lambda j=jit, i=inputs: j(**i)))
             if len(gen_t) >= 41:
                 break
         g, h, j = statistics.median(gen_t), statistics.median(hand_t), statistics.median(jit_t)

@@ -16,17 +16,19 @@ from dataclasses import dataclass, field
 import islpy as isl
 from xdsl.dialects import affine, func, memref, scf, vector
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     IndexType,
     IntegerType,
     MemRefType,
     VectorType,
 )
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
+from polykrnl.codegen.numpy_ops.core import dt as dt_of
 from polykrnl.codegen.pyast import (
     add_constant,
     affine_bound,
@@ -40,7 +42,22 @@ from polykrnl.codegen.pyast import (
 )
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
+from polykrnl.codegen.vector_lanes import (
+    FOLD,
+    LaneError,
+    Window,
+    array_refusal,
+    broadcast_lanes,
+    fold_lanes,
+    lane_statement,
+    read_window,
+    run_window,
+    splat_lane,
+    vector_shape,
+    write_window,
+)
 from polykrnl.dialect import krnl as k
+from polykrnl.dialect.std_vector import SplatOp
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
 from polykrnl.interpreter.memory import dense_array
@@ -148,6 +165,11 @@ class StatementWriter:
         self.st = state
         self.s = s
         self.vec = vec or {}
+        # Compiled code: the lane loop's iterator while writing a statement's vector ops
+        # as scalars, one lane per iteration (vector_lanes.lane_statement).
+        self.lane: ast.expr | None = None
+        # ... and the vector constants it reads, computed before it (all lanes once).
+        self._hoisted: list[ast.stmt] = []
         self.out: list[ast.stmt] = []
         self.env: dict[SSAValue, ast.expr] = dict((v, name(n)) for v, n in state.args.items())
         self.dim_names: list[str] = []
@@ -322,13 +344,13 @@ class StatementWriter:
     def write(self) -> list[ast.stmt]:
         s = self.s
         program = self.st.program
-        inside = set(s.ops)
-        for op in s.ops:
-            if isinstance(op, k.YieldOp):
-                continue
-            if op not in inside:
-                continue
-            self.op(op)
+        width = lane_statement(s) if self.st.form.compiled and not self.vec else None
+        if width is not None:
+            self._write_lanes(width)
+        else:
+            for op in s.ops:
+                if not isinstance(op, k.YieldOp):
+                    self.op(op)
         if s.kind == "init":
             assert s.iterate is not None
             for a, init in zip(s.iterate.iter_args, s.iterate.iter_inits, strict=True):
@@ -351,6 +373,26 @@ class StatementWriter:
         del program
         return self.out
 
+    def _write_lanes(self, width: int) -> None:
+        """The statement's ops in compiled code, its vector ops as one loop over the lanes
+        on scalars (which LLVM vectorizes): first the other ops, which touch no memory
+        after a vector op does (lane_statement), and vector constants, then the loop."""
+        vector_ops = [op for op in self.s.ops if vector_shape(op) is not None]
+        for op in self.s.ops:
+            if vector_shape(op) is None and not isinstance(op, k.YieldOp):
+                self.op(op)
+        lane = self.st.names.fresh("lane")
+        outside, self.out = self.out, []
+        self.lane = name(lane)
+        self._hoisted = []
+        try:
+            for op in vector_ops:
+                self.op(op)
+        finally:
+            self.lane = None
+        body, self.out = self.out, [*outside, *self._hoisted]
+        self.out.append(ast.For(store(lane), call("range", const(width)), body, []))
+
     def put(self, v: SSAValue, e: ast.expr) -> None:
         """Keep value `v` (a virtual array element) for the statements that read it."""
         _arr, def_loops = self.st.program.virtual[v]
@@ -361,8 +403,10 @@ class StatementWriter:
         if isinstance(key, ast.Tuple) and any(isinstance(x, ast.Constant) for x in key.elts):
             # A whole array: the value broadcast to the vectorized loops' shape.
             by_axis = sorted(self.vec.values(), key=lambda x: x.axis)
-            lengths = ast.Tuple([name(it.length) for it in by_axis], ast.Load())
-            e = call("np.broadcast_to", e, lengths)
+            sizes: list[ast.expr] = [name(it.length) for it in by_axis]
+            if isinstance(v.type, VectorType):
+                sizes += [const(n) for n in v.type.get_shape()]  # and its lanes, last
+            e = call("np.broadcast_to", e, ast.Tuple(sizes, ast.Load()))
         target = ast.Subscript(name(dict_name), key, ast.Store())
         self.out.append(ast.Assign([target], e))
 
@@ -377,8 +421,10 @@ class StatementWriter:
             )
         if self._element_op(op):
             return
-        if self.vec and not _vector_op(op):
-            raise NotVectorizable(f"{op.name} in the loop body")
+        if self.vec:
+            why = _array_refusal(op)
+            if why is not None:
+                raise NotVectorizable(why)
         if self._memory_op(op) or self._structure_op(op):
             return
         if (found := memory_call(op, self.value)) is not None:
@@ -432,6 +478,9 @@ class StatementWriter:
         if isinstance(op, vector.LoadOp):
             mem, *subs = (self.value(x) for x in op.operands)
             subs = self.checked(op, op.operands[0], subs)
+            if self.vec or self.lane is not None:
+                self.bind(op.results[0], self.read_run(op, mem, subs))
+                return True
             window = ast.Subscript(mem, self.run(op, subs), ast.Load())
             # A value: a copy (Numba's np.array takes no array).
             copied = (
@@ -443,6 +492,9 @@ class StatementWriter:
         elif isinstance(op, vector.StoreOp):
             val, mem, *subs = (self.value(x) for x in op.operands)
             subs = self.checked(op, op.operands[1], subs)
+            if self.vec or self.lane is not None:
+                self.write_run(op, mem, subs, val)
+                return True
             target = ast.Subscript(mem, self.run(op, subs), ast.Store())
             self.out.append(ast.Assign([target], val))
         elif isinstance(op, k.MemsetOp):
@@ -517,7 +569,18 @@ class StatementWriter:
         scalar loops)."""
         args = [self.value(x) for x in op.operands]
         added: set[str] = set()
-        exprs = numpy_ops.emit_lanes(op, args, added)
+        own = self._lanes_value(op, args)
+        exprs = [own] if own is not None else numpy_ops.emit_lanes(op, args, added)
+        if self.lane is not None and not op.operands and len(exprs) == 1:
+            splat = splat_lane(op)
+            if splat is not None:
+                self.env[op.results[0]] = splat
+                return
+            # A vector constant in a lane loop: its lanes once, before the loop.
+            local = self.st.names.fresh(op.results[0].name_hint or "lanes")
+            self._hoisted.append(assign(local, exprs[0]))
+            self.env[op.results[0]] = ast.Subscript(name(local), self.lane, ast.Load())
+            return
         if self.st.form.compiled:
             missing = sorted(added - SCALAR_HELPERS.keys())
             if missing:
@@ -528,7 +591,9 @@ class StatementWriter:
                 )
         if self.st.form.typed is not None:
             typed = self.st.form.typed
-            exprs = [typed(x, r.type) for r, x in zip(op.results, exprs, strict=True)]
+            exprs = [
+                typed(x, self._lane_type(r.type)) for r, x in zip(op.results, exprs, strict=True)
+            ]
         self.st.helpers |= added
         for r, x in zip(op.results, exprs, strict=True):
             if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
@@ -815,6 +880,79 @@ class StatementWriter:
             parts.append(ast.Slice(s, ast.BinOp(s, ast.Add(), ast.Constant(n))))
         return ast.Tuple(parts, ast.Load()) if len(parts) != 1 else parts[0]
 
+    def read_run(self, op: vector.LoadOp, mem: ast.expr, subs: list[ast.expr]) -> ast.expr:
+        """A vector.load's run: in a lane loop, the lane's element; in array code, the runs
+        over all vectorized iterations (vector_lanes.read_window)."""
+        if self.lane is not None:
+            last = ast.BinOp(subs[-1], ast.Add(), self.lane)
+            return ast.Subscript(mem, self.element_index([*subs[:-1], last]), ast.Load())
+        w = self._window(op, subs)
+        rank = next(iter(self.vec.values())).rank
+        e = read_window(mem, w, self._lengths(), rank)
+        self._read_axes[id(e)] = frozenset(w.loop_axes())
+        return e
+
+    def write_run(
+        self, op: vector.StoreOp, mem: ast.expr, subs: list[ast.expr], val: ast.expr
+    ) -> None:
+        """A vector.store's run: the lane's element in a lane loop, else the runs over all
+        vectorized iterations."""
+        if self.lane is not None:
+            last = ast.BinOp(subs[-1], ast.Add(), self.lane)
+            target = ast.Subscript(mem, self.element_index([*subs[:-1], last]), ast.Store())
+            self.out.append(ast.Assign([target], val))
+            return
+        t = op.operands[0].type
+        assert isinstance(t, VectorType)
+        try:
+            full = self.axes_of(val) == set(range(len(self.vec)))
+            window = self._window(op, subs)
+            stmt = write_window(mem, window, val, self._lengths(), t.get_shape(), full)
+        except LaneError as e:
+            raise NotVectorizable(str(e)) from None
+        self.out.append(stmt)
+
+    def _window(self, op: Operation, subs: list[ast.expr]) -> Window:
+        try:
+            return run_window(op, subs, self.vec, lambda e: bool(self.vector_names(e)))
+        except LaneError as e:
+            raise NotVectorizable(str(e)) from None
+
+    def _lengths(self) -> dict[int, str]:
+        return {it.axis: it.length for it in self.vec.values()}
+
+    def _lane_type(self, t: Attribute) -> Attribute:
+        """The type of a value written for one lane (a lane loop's scalars), else `t`."""
+        return t.element_type if self.lane is not None and isinstance(t, VectorType) else t
+
+    def _lanes_value(self, op: Operation, args: list[ast.expr]) -> ast.expr | None:
+        """The ops that move values between lanes, under vectorized loops (their lanes the
+        last axes) or in a lane loop (a broadcast is its scalar); None for the others."""
+        if self.lane is None and not self.vec:
+            return None
+        t = op.results[0].type if op.results else None
+        if isinstance(op, vector.BroadcastOp | SplatOp):
+            if self.lane is not None:
+                return args[0]
+            assert isinstance(t, VectorType)
+            dtype = dt_of(scalar_dtype(t.element_type))
+            return broadcast_lanes(args[0], dtype, tuple(t.get_shape()))
+        if self.lane is not None:
+            return None
+        if isinstance(op, vector.ReductionOp):
+            kind = op.properties["kind"]
+            assert isinstance(kind, vector.CombiningKindAttr)
+            src = op.operands[0].type
+            assert isinstance(src, VectorType)
+            acc = args[1] if len(args) > 1 else None
+            return fold_lanes(FOLD[kind.data.value], args[0], src.get_shape()[0], acc)
+        if isinstance(op, vector.ExtractOp):
+            pos = op.properties["static_position"]
+            assert isinstance(pos, DenseArrayBase)
+            at = [const(int(x)) for x in pos.get_values()]
+            return ast.Subscript(args[0], ast.Tuple([ast.Constant(...), *at], ast.Load()))
+        return None
+
     def constant_data(self, op: k.GlobalOp) -> None:
         """krnl.global: its data, written out as a read-only array (as the interpreter has it)."""
         t = op.output.type
@@ -872,6 +1010,13 @@ def _describe(v: SSAValue) -> str:
 
 def _index(subs: list[ast.expr]) -> ast.expr:
     return ast.Tuple(subs, ast.Load()) if len(subs) != 1 else subs[0]
+
+
+def _array_refusal(op: Operation) -> str | None:
+    """Why `op` has no array form over the vectorized loops (None: it has)."""
+    if vector_shape(op) is not None:
+        return array_refusal(op)
+    return None if _vector_op(op) else f"{op.name} in the loop body"
 
 
 def _vector_op(op: Operation) -> bool:

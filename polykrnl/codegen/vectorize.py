@@ -8,7 +8,9 @@ them (they only go from a statement to a later one in the same iteration).
 Each vectorized loop is an axis; a subscript `iterator + constant` becomes a
 slice, any other subscript NumPy integer-array indexing with the iterators as
 broadcast ranges. NumPy evaluates the right-hand side of a statement before it
-stores, which is what a loop that carries no dependence needs.
+stores, which is what a loop that carries no dependence needs. Vector values (the
+SIMD form's tile loops: a run at the tile's index) are arrays of the loops' axes and
+then their lanes (codegen/vector_lanes.py).
 
 Where a loop stays scalar, the code says why in a comment.
 """

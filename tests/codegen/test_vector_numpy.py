@@ -31,10 +31,11 @@ def test_simd_main_loop_and_remainder(name: str, n: int) -> None:
     ref = pk.run_reference(fn, a=a, b=b)
     np.testing.assert_array_equal(ref, a + b)  # every element, the remainder's included
     kernel = pk.compile(fn)
-    # The SIMD loop stays a loop whose vector.load/store are slices of 8 elements; the
-    # scalar remainder loop becomes one slice.
-    assert "for tile in range(0, " in kernel.source
-    assert "a[tile:tile + 8]" in kernel.source and "[tile:tile + 8] = x + y" in kernel.source
+    # The SIMD loop runs as array code over all its tiles (tiles x lanes,
+    # codegen/vector_lanes.py); the scalar remainder loop becomes one slice.
+    assert "for tile in range(0, " not in kernel.source
+    assert "x = np.reshape(a[0:n_tile * 8], (n_tile, 8))" in kernel.source
+    assert "[0:n_tile * 8] = np.reshape(x + y, (n_tile * 8,))" in kernel.source
     assert (f"a[1000:{n}]" in kernel.source) == (n > 1000)
     np.testing.assert_array_equal(kernel(a=a, b=b), ref)
 

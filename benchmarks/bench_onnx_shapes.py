@@ -22,8 +22,9 @@ Per program, in one process:
    compile time (first call, apart), each kernel's result allclose to the hand NumPy's,
    then generated NumPy, hand NumPy, Numba (``to_numba(parallel=False,
    boundscheck=False)``) and C (onnx_shapes.c, gcc -O3 -march=native, via ctypes) run
-   interleaved: inputs made once, ``gc.collect()`` before each call, median of at least
-   5 rounds (3 with ``--quick``), more until 2 s (0.5 s), at most 41.
+   interleaved: inputs made once, ``gc.collect()`` before each call; in each round each
+   kernel runs for about 50 ms (1 to 20 calls, each a sample); at least 5 rounds (3
+   with ``--quick``), more until 2 s (0.5 s), at most 41; the median of the samples.
 
 A kernel polykrnl refuses (or fails to build) stays in the table with the refusal text
 instead of a time. Reported: gen/hand = T_generated / T_hand and Numba/C = T_Numba / T_C
@@ -61,6 +62,7 @@ from _common import machine  # noqa: E402
 Array = np.ndarray[Any, Any]
 Kernel = Callable[[], Any]
 COLUMNS = ("generated", "hand", "numba", "c")
+ROUND_S = 0.05  # seconds a kernel runs in each round, at least one call
 
 
 def _copies(inputs: dict[str, Array]) -> dict[str, Array]:
@@ -141,7 +143,7 @@ def _timed_kernels(
     inputs = shapes.inputs_of(fn, rng)
     args = [inputs[a.name] for a in fn.arguments]
     expected = program.hand(*args)
-    info: dict[str, Any] = {"compile_ms": None, "numba_compile_s": None}
+    info: dict[str, Any] = {"compile_ms": None, "numba_compile_s": None, "first_s": {}}
     calls: dict[str, Kernel | str] = {"hand": lambda: program.hand(*args)}
     try:
         compile_times = []
@@ -165,7 +167,9 @@ def _timed_kernels(
         if isinstance(call, str):
             continue
         try:
+            start = time.perf_counter()
             got = call()
+            info["first_s"][column] = time.perf_counter() - start
         except Exception as exc:
             calls[column] = _refusal(exc)
             continue
@@ -180,19 +184,27 @@ def measure(program: shapes.Program, rng: np.random.Generator, quick: bool) -> d
     calls, info = _timed_kernels(program, rng, quick)
     row.update(info)
     runnable = {k: v for k, v in calls.items() if not isinstance(v, str)}
+    # Calls per round: a kernel of a few ms runs several times in its turn (each call a
+    # sample) so that it has as many samples as noise on a shared machine needs, while
+    # a round still interleaves all kernels; one call for the slow ones.
+    reps = {k: max(1, min(20, int(ROUND_S / max(info["first_s"][k], 1e-6)))) for k in runnable}
     times: dict[str, list[float]] = {k: [] for k in runnable}
+    rounds = 0
     deadline = time.perf_counter() + (0.5 if quick else 2.0)
-    while len(times["hand"]) < (3 if quick else 5) or time.perf_counter() < deadline:
+    while rounds < (3 if quick else 5) or time.perf_counter() < deadline:
         for column in COLUMNS:
-            if column in runnable:
+            for _ in range(reps.get(column, 0)):
                 times[column].append(_call_time(runnable[column]))
-        if len(times["hand"]) >= 41:
+        rounds += 1
+        if rounds >= 41:
             break
     for column in COLUMNS:
         call = calls[column]
         row[f"{column}_ms"] = 1e3 * statistics.median(times[column]) if column in times else None
+        row[f"{column}_min_ms"] = 1e3 * min(times[column]) if column in times else None
+        row[f"{column}_samples"] = len(times.get(column, []))
         row[f"{column}_refused"] = call if isinstance(call, str) else None
-    row["rounds"] = len(times["hand"])
+    row["rounds"] = rounds
     for key, num, den in (
         ("gen_over_hand", "generated", "hand"),
         ("numba_over_c", "numba", "c"),
@@ -261,6 +273,8 @@ def main() -> None:
     reason = onnx_shapes_c.available()
     if reason is not None:
         sys.exit(f"the C versions do not build: {reason}")
+    # The commit and the load when the measurements start (the load again at the end).
+    started = machine()
     rng = np.random.default_rng(0)
     rows = []
     for program in programs:
@@ -269,7 +283,8 @@ def main() -> None:
     print(table(rows))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine(), "rows": rows}, f, indent=1)
+            end = machine()["load_average"]
+            json.dump({"machine": started, "load_at_end": end, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

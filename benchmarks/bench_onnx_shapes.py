@@ -26,7 +26,8 @@ Per program, in one process:
    kernel runs for about 50 ms (1 to 20 calls, each a sample); at least 5 rounds (3
    with ``--quick``), more until 2 s (0.5 s), at most 41; the median of the samples.
 
-A kernel polykrnl refuses (or fails to build) stays in the table with the refusal text
+Everything runs on one thread: OPENBLAS_NUM_THREADS is 1 unless set (hand NumPy's
+matmul). A kernel polykrnl refuses (or fails to build) stays in the table with the refusal text
 instead of a time. Reported: gen/hand = T_generated / T_hand and Numba/C = T_Numba / T_C
 (lower is better), also Numba/hand and C/hand, and the geometric means.
 
@@ -39,12 +40,18 @@ import argparse
 import gc
 import json
 import math
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# Hand NumPy's matmul on one BLAS thread, like the other columns (Numba and C run on one
+# thread): on a shared machine OpenBLAS's second thread waits for a busy core and its
+# times spread over two orders of magnitude. Set before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 

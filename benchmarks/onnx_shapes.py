@@ -678,8 +678,10 @@ def hand_concat(a: Array, b: Array, c: Array) -> Array:
     return np.concatenate((a, b, c), axis=1)
 
 
-# Sizes: the timed size takes a few ms of hand NumPy on one core of this machine; the
-# small one has partial vector tiles or remainders where the program has them.
+# Sizes: the timed size takes about 1 to 10 ms of hand NumPy on one core of this machine
+# (the memory-bound ops stay near 1 ms: larger ones would make the Python loops of the
+# generated SIMD forms take seconds a call); the small one has partial vector tiles or
+# remainders where the program has them.
 PROGRAMS: tuple[Program, ...] = (
     Program("add", "add 2^22+3 (vector<8xf32>)", add_text, (2**22 + 3,), (27,), hand_add, False),
     Program(
@@ -696,36 +698,36 @@ PROGRAMS: tuple[Program, ...] = (
     ),
     Program(
         "add_row",
-        "add row broadcast 2048x1030",
+        "add row broadcast 4096x1030",
         add_row_text,
-        (2048, 1030),
+        (4096, 1030),
         (3, 21),
         hand_add_row,
         False,
     ),
     Program(
         "reduce_sum_last",
-        "ReduceSum last axis 4096x1024 (vector acc)",
+        "ReduceSum last axis 8192x1024 (vector acc)",
         reduce_sum_last_text,
-        (4096, 1024),
+        (8192, 1024),
         (3, 24),
         hand_reduce_sum_last,
         True,
     ),
     Program(
         "reduce_max_mid",
-        "ReduceMax middle axis 64x256x256",
+        "ReduceMax middle axis 128x256x256",
         reduce_max_mid_text,
-        (64, 256, 256),
+        (128, 256, 256),
         (2, 5, 3),
         hand_reduce_max_mid,
         False,
     ),
     Program(
         "reduce_sum_mid",
-        "ReduceSum middle axis 64x256x256",
+        "ReduceSum middle axis 128x256x256",
         reduce_sum_mid_text,
-        (64, 256, 256),
+        (128, 256, 256),
         (2, 5, 3),
         hand_reduce_sum_mid,
         True,
@@ -744,27 +746,27 @@ PROGRAMS: tuple[Program, ...] = (
     ),
     Program(
         "matmul",
-        "matmul 256x256x256 (krnl.matmul 4x8x8)",
+        "matmul 512x512x512 (krnl.matmul 4x8x8)",
         matmul_text,
-        (256, 256, 256),
+        (512, 512, 512),
         (6, 10, 9),
         hand_matmul,
         True,
     ),
     Program(
         "gemm_matmul",
-        "gemm + bias 256x256x256 (krnl.matmul)",
+        "gemm + bias 512x512x512 (krnl.matmul)",
         gemm_matmul_text,
-        (256, 256, 256),
+        (512, 512, 512),
         (6, 10, 9),
         hand_gemm,
         True,
     ),
     Program(
         "gemm_loops",
-        "gemm + bias 256x256x256 (k loop, alloca acc)",
+        "gemm + bias 512x512x512 (k loop, alloca acc)",
         gemm_loops_text,
-        (256, 256, 256),
+        (512, 512, 512),
         (6, 10, 9),
         hand_gemm,
         True,
@@ -798,27 +800,27 @@ PROGRAMS: tuple[Program, ...] = (
     ),
     Program(
         "transpose",
-        "transpose 0,2,3,1 of 8x64x56x56",
+        "transpose 0,2,3,1 of 16x64x56x56",
         transpose_text,
-        (8, 64, 56, 56),
+        (16, 64, 56, 56),
         (2, 3, 4, 5),
         hand_transpose,
         False,
     ),
     Program(
         "gather",
-        "gather axis 0, 32000x256 by 8x512",
+        "gather axis 0, 32000x256 by 8x2048",
         gather_text,
-        (32000, 256, 8, 512),
+        (32000, 256, 8, 2048),
         (7, 5, 2, 3),
         hand_gather,
         False,
     ),
     Program(
         "concat",
-        "concat axis 1, 2048 x (300+500+224)",
+        "concat axis 1, 4096 x (300+500+224)",
         concat_text,
-        (2048, 300, 500, 224),
+        (4096, 300, 500, 224),
         (3, 2, 4, 5),
         hand_concat,
         False,

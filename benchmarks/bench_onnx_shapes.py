@@ -29,9 +29,11 @@ Per program, in one process:
 Everything runs on one thread: OPENBLAS_NUM_THREADS is 1 unless set (hand NumPy's
 matmul). A kernel polykrnl refuses (or fails to build) stays in the table with the refusal text
 instead of a time. Reported: gen/hand = T_generated / T_hand and Numba/C = T_Numba / T_C
-(lower is better), also Numba/hand and C/hand, and the geometric means.
+(lower is better), also Numba/hand and C/hand, and the geometric means; then the same
+ratios of the minima (less disturbed by other processes on a shared machine).
 
     python benchmarks/bench_onnx_shapes.py [--quick] [--only NAME,...] [--json out.json]
+    python benchmarks/bench_onnx_shapes.py --table-from out.json   # the tables again
 """
 
 from __future__ import annotations
@@ -212,15 +214,25 @@ def measure(program: shapes.Program, rng: np.random.Generator, quick: bool) -> d
         row[f"{column}_samples"] = len(times.get(column, []))
         row[f"{column}_refused"] = call if isinstance(call, str) else None
     row["rounds"] = rounds
-    for key, num, den in (
-        ("gen_over_hand", "generated", "hand"),
-        ("numba_over_c", "numba", "c"),
-        ("numba_over_hand", "numba", "hand"),
-        ("c_over_hand", "c", "hand"),
-    ):
-        a, b = row[f"{num}_ms"], row[f"{den}_ms"]
-        row[key] = a / b if a is not None and b is not None else None
+    add_ratios(row)
     return row
+
+
+RATIOS = (
+    ("gen_over_hand", "generated", "hand"),
+    ("numba_over_c", "numba", "c"),
+    ("numba_over_hand", "numba", "hand"),
+    ("c_over_hand", "c", "hand"),
+)
+
+
+def add_ratios(row: dict[str, Any]) -> None:
+    """The ratios of the medians (``gen_over_hand``...) and of the minima
+    (``gen_over_hand_min``...; on a shared machine the minima are disturbed less)."""
+    for key, num, den in RATIOS:
+        for suffix, kind in (("", "_ms"), ("_min", "_min_ms")):
+            a, b = row.get(f"{num}{kind}"), row.get(f"{den}{kind}")
+            row[key + suffix] = a / b if a is not None and b is not None else None
 
 
 def geomean(values: list[float]) -> float:
@@ -254,13 +266,28 @@ def table(rows: list[dict[str, Any]]) -> str:
         ratios += [_ratio(r[k]) for k in ("numba_over_hand", "c_over_hand")]
         lines.append(f"| {r['title']} | {compile_ms} | " + " | ".join(cells + ratios))
         lines[-1] += f" | {numba_s} |"
+    lines += ["", _means(rows, ""), "", min_table(rows), "", _means(rows, "_min")]
+    return "\n".join(lines)
+
+
+def _means(rows: list[dict[str, Any]], suffix: str) -> str:
     means = []
-    for key in ("gen_over_hand", "numba_over_c", "numba_over_hand", "c_over_hand"):
-        values = [r[key] for r in rows if r[key] is not None]
+    for key, _, _ in RATIOS:
+        values = [r[key + suffix] for r in rows if r[key + suffix] is not None]
         if values:
-            means.append(f"{key} {geomean(values):.2f} (over {len(values)})")
-    lines.append("")
-    lines.append("Geometric means: " + ", ".join(means) + ".")
+            means.append(f"{key}{suffix} {geomean(values):.2f} (over {len(values)})")
+    return "Geometric means: " + ", ".join(means) + "."
+
+
+def min_table(rows: list[dict[str, Any]]) -> str:
+    """The ratios of the minima, program by program."""
+    lines = [
+        "| program (ratios of minima) | gen/hand | Numba/C | Numba/hand | C/hand |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cells = [_ratio(r[key + "_min"]) for key, _, _ in RATIOS]
+        lines.append(f"| {r['title']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -269,7 +296,15 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer rounds and compile runs")
     ap.add_argument("--only", type=str, help="comma-separated program names")
     ap.add_argument("--json", type=str, help="also write the rows and the machine here")
+    ap.add_argument("--table-from", type=str, help="print the tables of a --json file, run nothing")
     args = ap.parse_args()
+    if args.table_from:
+        with open(args.table_from) as f:
+            saved = json.load(f)["rows"]
+        for row in saved:
+            add_ratios(row)
+        print(table(saved))
+        return
     programs = list(shapes.PROGRAMS)
     if args.only:
         names = args.only.split(",")

@@ -1,29 +1,39 @@
-"""Benchmark: generated NumPy kernels of onnx-mlir-shaped programs against hand NumPy.
+"""Benchmark: onnx-mlir-shaped Krnl programs, generated NumPy and Numba against hand NumPy and C.
 
-The programs have the shapes onnx-mlir's --convert-onnx-to-krnl writes (several nests,
-temporaries in views of an i8 pool, results allocated and returned, SIMD main loops
-with a scalar remainder), at realistic sizes:
+The programs (onnx_shapes.py) have the shapes onnx-mlir's --convert-onnx-to-krnl writes,
+one or more per op family: elementwise at -O3 (add, relu, tanh, a row broadcast: a
+krnl.block tile loop of vector<8xf32> / vector<16xf32> loads, ops and stores plus a
+scalar remainder), reductions (ReduceSum over the last axis with a vector accumulator,
+ReduceMax / ReduceSum over a middle axis into a krnl.memset result), softmax and
+layernorm (row temporaries in views of an i8 pool), matmul (krnl.memset + krnl.matmul
+over 4 x 8 x 8 tiles), gemm with a bias (the same + a bias nest, and the (i, j) nest with
+a k reduction into an alloca), a 3 x 3 convolution, MaxPool 2 x 2 and 3 x 3 with stride
+2 (a scalar accumulator in an alloca), a 4-D transpose, a gather by an index input, and
+a concat of three inputs. Each at a realistic size (a few ms of hand NumPy) and a small
+one.
 
-* ``softmax``: rows of a 4096 x 1024 f32 matrix (max, exp and sum, divide), row
-  temporaries in views of one i8 pool;
-* ``layernorm``: rows of a 4096 x 1024 f32 matrix (mean, variance, normalize with
-  epsilon 1e-5), row temporaries in views of one i8 pool;
-* ``conv``: a 3 x 3 valid convolution of a 64 x 64 image with 16 output channels
-  (weights a krnl.global-free argument), the result allocated;
-* ``simd_add``: a 1-D add of 2^20 + 3 elements, vector<8xf32> main loop over the
-  tile loop and a scalar remainder (the remainder is 3 elements).
+Per program, in one process:
 
-For each, in one process: the compile time (``pk.compile``, median of 3), then the
-generated kernel and the hand-written NumPy run interleaved (fresh inputs untimed,
-``gc.collect()`` before each call; median of at least 5 rounds, more until 2 s).
-Before timing, each kernel is checked against the hand NumPy (allclose) and, at a
-small size, against the reference interpreter (bit for bit with
-``reassociate=False``; the timed default kernel may reassociate sums), and so is the
-Numba kernel (``to_numba(parallel=False, boundscheck=False)``, timed beside them, its
-first-call compilation apart). Reported: the medians and ``gen/hand`` =
-T_generated / T_hand (lower is better), the same for Numba.
+1. at the small size, against the reference interpreter (``pk.run_reference``): the
+   generated NumPy kernel with ``reassociate=False`` and the Numba kernel bit for bit;
+   the default kernel (``pk.compile``) bit for bit unless the program sums floats (it
+   may reassociate them: allclose); the C version and the hand NumPy allclose;
+2. at the timed size: the compile time (``pk.compile``, median of 3) and the Numba
+   compile time (first call, apart), each kernel's result allclose to the hand NumPy's,
+   then generated NumPy, hand NumPy, Numba (``to_numba(parallel=False,
+   boundscheck=False)``) and C (onnx_shapes.c, gcc -O3 -march=native, via ctypes) run
+   interleaved: inputs made once, ``gc.collect()`` before each call; in each round each
+   kernel runs for about 50 ms (1 to 20 calls, each a sample); at least 5 rounds (3
+   with ``--quick``), more until 2 s (0.5 s), at most 41; the median of the samples.
 
-    python benchmarks/bench_onnx_shapes.py [--quick] [--json out.json]
+Everything runs on one thread: OPENBLAS_NUM_THREADS is 1 unless set (hand NumPy's
+matmul). A kernel polykrnl refuses (or fails to build) stays in the table with the refusal text
+instead of a time. Reported: gen/hand = T_generated / T_hand and Numba/C = T_Numba / T_C
+(lower is better), also Numba/hand and C/hand, and the geometric means; then the same
+ratios of the minima (less disturbed by other processes on a shared machine).
+
+    python benchmarks/bench_onnx_shapes.py [--quick] [--only NAME,...] [--json out.json]
+    python benchmarks/bench_onnx_shapes.py --table-from out.json   # the tables again
 """
 
 from __future__ import annotations
@@ -31,298 +41,292 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
+import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+# Hand NumPy's matmul on one BLAS thread, like the other columns (Numba and C run on one
+# thread): on a shared machine OpenBLAS's second thread waits for a busy core and its
+# times spread over two orders of magnitude. Set before NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
 import polykrnl as pk
 
-POOL_ROWS = """
-func.func @{name}(%x: memref<{R}x{C}xf32>) -> memref<{R}x{C}xf32> {{
-  %c0 = arith.constant 0 : index
-  %cB = arith.constant {B} : index
-  %pool = memref.alloc() {{alignment = 16 : i64}} : memref<{P}xi8>
-  %t0 = memref.view %pool[%c0][] : memref<{P}xi8> to memref<{R}xf32>
-  %t1 = memref.view %pool[%cB][] : memref<{P}xi8> to memref<{R}xf32>
-  %out = memref.alloc() {{alignment = 16 : i64}} : memref<{R}x{C}xf32>
-{body}
-  memref.dealloc %pool : memref<{P}xi8>
-  return %out : memref<{R}x{C}xf32>
-}}
-"""
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    # The benchmark helpers are scripts beside this one, not a package.
+    sys.path.insert(0, str(HERE))
 
-SOFTMAX_BODY = """
-  %ninf = arith.constant 0xFF800000 : f32
-  %zero = arith.constant 0.0 : f32
-  %l = krnl.define_loops 1
-  krnl.iterate(%l) with (%l -> %i = 0 to {R}) {{
-    krnl.store %ninf, %t0[%i] : memref<{R}xf32>
-    krnl.store %zero, %t1[%i] : memref<{R}xf32>
-  }}
-  %a:2 = krnl.define_loops 2
-  krnl.iterate(%a#0, %a#1) with (%a#0 -> %i = 0 to {R}, %a#1 -> %j = 0 to {C}) {{
-    %v = krnl.load %x[%i, %j] : memref<{R}x{C}xf32>
-    %m = krnl.load %t0[%i] : memref<{R}xf32>
-    %n = arith.maxnumf %m, %v : f32
-    krnl.store %n, %t0[%i] : memref<{R}xf32>
-  }}
-  %b:2 = krnl.define_loops 2
-  krnl.iterate(%b#0, %b#1) with (%b#0 -> %i = 0 to {R}, %b#1 -> %j = 0 to {C}) {{
-    %v = krnl.load %x[%i, %j] : memref<{R}x{C}xf32>
-    %m = krnl.load %t0[%i] : memref<{R}xf32>
-    %d = arith.subf %v, %m : f32
-    %e = math.exp %d : f32
-    krnl.store %e, %out[%i, %j] : memref<{R}x{C}xf32>
-    %s = krnl.load %t1[%i] : memref<{R}xf32>
-    %t = arith.addf %s, %e : f32
-    krnl.store %t, %t1[%i] : memref<{R}xf32>
-  }}
-  %c:2 = krnl.define_loops 2
-  krnl.iterate(%c#0, %c#1) with (%c#0 -> %i = 0 to {R}, %c#1 -> %j = 0 to {C}) {{
-    %e = krnl.load %out[%i, %j] : memref<{R}x{C}xf32>
-    %s = krnl.load %t1[%i] : memref<{R}xf32>
-    %r = arith.divf %e, %s : f32
-    krnl.store %r, %out[%i, %j] : memref<{R}x{C}xf32>
-  }}"""
+import onnx_shapes as shapes  # noqa: E402
+import onnx_shapes_c  # noqa: E402
+from _common import machine  # noqa: E402
 
-LAYERNORM_BODY = """
-  %zero = arith.constant 0.0 : f32
-  %n = arith.constant {C}.0 : f32
-  %eps = arith.constant 1.0e-05 : f32
-  %l = krnl.define_loops 1
-  krnl.iterate(%l) with (%l -> %i = 0 to {R}) {{
-    krnl.store %zero, %t0[%i] : memref<{R}xf32>
-    krnl.store %zero, %t1[%i] : memref<{R}xf32>
-  }}
-  %a:2 = krnl.define_loops 2
-  krnl.iterate(%a#0, %a#1) with (%a#0 -> %i = 0 to {R}, %a#1 -> %j = 0 to {C}) {{
-    %v = krnl.load %x[%i, %j] : memref<{R}x{C}xf32>
-    %s = krnl.load %t0[%i] : memref<{R}xf32>
-    %t = arith.addf %s, %v : f32
-    krnl.store %t, %t0[%i] : memref<{R}xf32>
-  }}
-  %b:2 = krnl.define_loops 2
-  krnl.iterate(%b#0, %b#1) with (%b#0 -> %i = 0 to {R}, %b#1 -> %j = 0 to {C}) {{
-    %v = krnl.load %x[%i, %j] : memref<{R}x{C}xf32>
-    %s = krnl.load %t0[%i] : memref<{R}xf32>
-    %mean = arith.divf %s, %n : f32
-    %d = arith.subf %v, %mean : f32
-    %d2 = arith.mulf %d, %d : f32
-    %q = krnl.load %t1[%i] : memref<{R}xf32>
-    %q2 = arith.addf %q, %d2 : f32
-    krnl.store %q2, %t1[%i] : memref<{R}xf32>
-  }}
-  %c:2 = krnl.define_loops 2
-  krnl.iterate(%c#0, %c#1) with (%c#0 -> %i = 0 to {R}, %c#1 -> %j = 0 to {C}) {{
-    %v = krnl.load %x[%i, %j] : memref<{R}x{C}xf32>
-    %s = krnl.load %t0[%i] : memref<{R}xf32>
-    %mean = arith.divf %s, %n : f32
-    %q = krnl.load %t1[%i] : memref<{R}xf32>
-    %var = arith.divf %q, %n : f32
-    %ve = arith.addf %var, %eps : f32
-    %sd = math.sqrt %ve : f32
-    %d = arith.subf %v, %mean : f32
-    %r = arith.divf %d, %sd : f32
-    krnl.store %r, %out[%i, %j] : memref<{R}x{C}xf32>
-  }}"""
-
-CONV = """
-func.func @conv(%img: memref<{H}x{W}xf32>, %w: memref<{K}x3x3xf32>) -> memref<{K}x{Ho}x{Wo}xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %out = memref.alloc() {{alignment = 16 : i64}} : memref<{K}x{Ho}x{Wo}xf32>
-  %z:3 = krnl.define_loops 3
-  krnl.iterate(%z#0, %z#1, %z#2) with (%z#0 -> %k = 0 to {K}, %z#1 -> %i = 0 to {Ho},
-                                       %z#2 -> %j = 0 to {Wo}) {{
-    krnl.store %zero, %out[%k, %i, %j] : memref<{K}x{Ho}x{Wo}xf32>
-  }}
-  %l:5 = krnl.define_loops 5
-  krnl.iterate(%l#0, %l#1, %l#2, %l#3, %l#4) with (%l#0 -> %k = 0 to {K}, %l#1 -> %r = 0 to 3,
-      %l#2 -> %s = 0 to 3, %l#3 -> %i = 0 to {Ho}, %l#4 -> %j = 0 to {Wo}) {{
-    %y = affine.apply affine_map<(d0, d1) -> (d0 + d1)>(%i, %r)
-    %x = affine.apply affine_map<(d0, d1) -> (d0 + d1)>(%j, %s)
-    %p = krnl.load %img[%y, %x] : memref<{H}x{W}xf32>
-    %c = krnl.load %w[%k, %r, %s] : memref<{K}x3x3xf32>
-    %o = krnl.load %out[%k, %i, %j] : memref<{K}x{Ho}x{Wo}xf32>
-    %m = arith.mulf %p, %c : f32
-    %a = arith.addf %o, %m : f32
-    krnl.store %a, %out[%k, %i, %j] : memref<{K}x{Ho}x{Wo}xf32>
-  }}
-  return %out : memref<{K}x{Ho}x{Wo}xf32>
-}}
-"""
-
-SIMD_ADD = """
-func.func @simd_add(%a: memref<{N}xf32>, %b: memref<{N}xf32>) -> memref<{N}xf32> {{
-  %out = memref.alloc() {{alignment = 16 : i64}} : memref<{N}xf32>
-  %l = krnl.define_loops 1
-  %t, %p = krnl.block %l 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
-  krnl.iterate(%t) with (%l -> %i = 0 to {main}) {{
-    %i0 = krnl.get_induction_var_value(%t) : (!krnl.loop) -> index
-    %x = vector.load %a[%i0] : memref<{N}xf32>, vector<8xf32>
-    %y = vector.load %b[%i0] : memref<{N}xf32>, vector<8xf32>
-    %s = arith.addf %x, %y : vector<8xf32>
-    vector.store %s, %out[%i0] : memref<{N}xf32>, vector<8xf32>
-  }}
-  %r = krnl.define_loops 1
-  krnl.iterate(%r) with (%r -> %j = {main} to {N}) {{
-    %x = krnl.load %a[%j] : memref<{N}xf32>
-    %y = krnl.load %b[%j] : memref<{N}xf32>
-    %s = arith.addf %x, %y : f32
-    krnl.store %s, %out[%j] : memref<{N}xf32>
-  }}
-  return %out : memref<{N}xf32>
-}}
-"""
+Array = np.ndarray[Any, Any]
+Kernel = Callable[[], Any]
+COLUMNS = ("generated", "hand", "numba", "c")
+ROUND_S = 0.05  # seconds a kernel runs in each round, at least one call
 
 
-def softmax_text(rows: int, cols: int) -> str:
-    body = SOFTMAX_BODY.format(R=rows, C=cols)
-    return POOL_ROWS.format(name="softmax", R=rows, C=cols, B=4 * rows, P=8 * rows, body=body)
+def _copies(inputs: dict[str, Array]) -> dict[str, Array]:
+    return {k: v.copy() for k, v in inputs.items()}
 
 
-def layernorm_text(rows: int, cols: int) -> str:
-    body = LAYERNORM_BODY.format(R=rows, C=cols)
-    return POOL_ROWS.format(name="layernorm", R=rows, C=cols, B=4 * rows, P=8 * rows, body=body)
+def _refusal(exc: BaseException) -> str:
+    """One line for the table: the exception's class and the first line of its text."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"
 
 
-def conv_text(h: int, w: int, k: int) -> str:
-    return CONV.format(H=h, W=w, K=k, Ho=h - 2, Wo=w - 2)
-
-
-def simd_text(n: int) -> str:
-    return SIMD_ADD.format(N=n, main=n - n % 8)
-
-
-def hand_softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def hand_layernorm(x: np.ndarray) -> np.ndarray:
-    mean = x.mean(axis=1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
-    return (x - mean) / np.sqrt(var + np.float32(1e-5))
-
-
-def hand_conv(img: np.ndarray, w: np.ndarray) -> np.ndarray:
-    ho, wo = img.shape[0] - 2, img.shape[1] - 2
-    out = np.zeros((w.shape[0], ho, wo), np.float32)
-    for r in range(3):
-        for s in range(3):
-            out += w[:, r, s, None, None] * img[None, r : r + ho, s : s + wo]
+def _builders(fn: pk.Function, numba: bool) -> dict[str, Any]:
+    """The kernels of `fn` by column, built now (a refusal is kept as its text)."""
+    out: dict[str, Any] = {}
+    makers: dict[str, Callable[[], Any]] = {
+        "exact": lambda: pk.schedule(fn).to_numpy(reassociate=False),
+        "generated": lambda: pk.compile(fn),
+    }
+    if numba:
+        makers["numba"] = lambda: pk.schedule(fn).to_numba(parallel=False, boundscheck=False)
+    for column, make in makers.items():
+        try:
+            out[column] = make()
+        except Exception as exc:
+            out[column] = _refusal(exc)
     return out
 
 
-def hand_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
+def check_small(
+    program: shapes.Program, rng: np.random.Generator, numba: bool = True
+) -> dict[str, str]:
+    """Each kernel at the small size against the interpreter: 'exact', 'close' or the
+    refusal text (the Numba kernel only if `numba`: its compilation takes seconds).
+    Raises AssertionError when a kernel that runs gives another result."""
+    fn = pk.parse(program.text(*program.small)).functions[0]
+    inputs = shapes.inputs_of(fn, rng)
+    ref = pk.run_reference(fn, **_copies(inputs))
+    status: dict[str, str] = {}
+    kernels = _builders(fn, numba)
+    kernels["hand"] = lambda **kw: program.hand(*(kw[a.name] for a in fn.arguments))
+    c = onnx_shapes_c.c_function(program.name, program.small, ref.shape)
+    kernels["c"] = lambda **kw: c(*(kw[a.name] for a in fn.arguments))
+    # Bit for bit where the kernel keeps the program's order of operations.
+    must_be_exact = {"exact": True, "numba": True, "generated": not program.reduces}
+    for column, kernel in kernels.items():
+        if isinstance(kernel, str):
+            status[column] = kernel
+            continue
+        try:
+            got = kernel(**_copies(inputs))
+        except Exception as exc:
+            status[column] = _refusal(exc)
+            continue
+        if np.array_equal(ref, got):
+            status[column] = "exact"
+        else:
+            assert not must_be_exact.get(column, False), f"{program.name}: {column} != interpreter"
+            assert np.allclose(ref, got, rtol=1e-5, atol=1e-5), f"{program.name}: {column}"
+            status[column] = "close"
+    return status
 
 
-Case = tuple[str, Callable[..., str], tuple[int, ...], tuple[int, ...], Callable[..., Any]]
-CASES: list[Case] = [
-    ("softmax 4096x1024", softmax_text, (4096, 1024), (6, 10), hand_softmax),
-    ("layernorm 4096x1024", layernorm_text, (4096, 1024), (6, 10), hand_layernorm),
-    ("conv 64x64, 16 channels", conv_text, (64, 64, 16), (8, 9, 2), hand_conv),
-    ("simd_add 2^20+3", simd_text, (2**20 + 3,), (27,), hand_add),
-]
-
-
-def _inputs(fn: pk.Function, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    out = {}
-    for arg in fn.arguments:
-        shape = tuple(int(d) for d in str(arg.type).split("<")[1].split("x")[:-1])
-        out[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    return out
-
-
-def _median_time(f: Callable[[], object]) -> float:
+def _call_time(f: Kernel) -> float:
     gc.collect()
     start = time.perf_counter()
     f()
     return time.perf_counter() - start
 
 
-def run(quick: bool) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    rng = np.random.default_rng(0)
-    for title, text_of, big, small, hand in CASES:
-        small_fn = pk.parse(text_of(*small)).functions[0]
-        small_in = _inputs(small_fn, rng)
-        ref = pk.run_reference(small_fn, **{k: v.copy() for k, v in small_in.items()})
-        # The order-keeping kernel is bit for bit the interpreter; the default one may sum
-        # in another order (reassociated reductions), so it is compared with a tolerance.
-        exact = pk.schedule(small_fn).to_numpy(reassociate=False)
-        got = exact(**{k: v.copy() for k, v in small_in.items()})
-        assert np.array_equal(ref, got), f"{title}: kernel != interpreter at the small size"
-        fast = pk.compile(small_fn)(**{k: v.copy() for k, v in small_in.items()})
-        assert np.allclose(ref, fast, rtol=1e-5, atol=1e-6), title
-        # The Numba kernel keeps the schedule's order: the interpreter's bits.
-        compiled = pk.schedule(small_fn).to_numba(parallel=False, boundscheck=False)
-        got = compiled(**{k: v.copy() for k, v in small_in.items()})
-        assert np.array_equal(ref, got), f"{title}: Numba kernel != interpreter"
-        text = text_of(*big)
+def _timed_kernels(
+    program: shapes.Program, rng: np.random.Generator, quick: bool
+) -> tuple[dict[str, Kernel | str], dict[str, Any]]:
+    """The kernels at the timed size, as calls without arguments (or refusal texts),
+    each checked against the hand NumPy; and the compile times."""
+    text = program.text(*program.big)
+    fn = pk.parse(text).functions[0]
+    inputs = shapes.inputs_of(fn, rng)
+    args = [inputs[a.name] for a in fn.arguments]
+    expected = program.hand(*args)
+    info: dict[str, Any] = {"compile_ms": None, "numba_compile_s": None, "first_s": {}}
+    calls: dict[str, Kernel | str] = {"hand": lambda: program.hand(*args)}
+    try:
         compile_times = []
-        kernel = None
-        for _ in range(3):
+        for _ in range(1 if quick else 3):
             start = time.perf_counter()
             kernel = pk.compile(pk.parse(text).functions[0])
             compile_times.append(time.perf_counter() - start)
-        assert kernel is not None
-        fn = pk.parse(text).functions[0]
-        inputs = _inputs(fn, rng)
-        args = [inputs[a.name] for a in fn.arguments]
-        expected = hand(*args)
-        assert np.allclose(kernel(**inputs), expected, rtol=1e-4, atol=1e-5), title
+        info["compile_ms"] = 1e3 * statistics.median(compile_times)
+        calls["generated"] = lambda: kernel(**inputs)
+    except Exception as exc:
+        calls["generated"] = _refusal(exc)
+    try:
         jit = pk.schedule(fn).to_numba(parallel=False, boundscheck=False)
-        numba_compile = jit.compile(**inputs)
-        assert np.allclose(jit(**inputs), expected, rtol=1e-4, atol=1e-5), title
-        gen_t, hand_t, jit_t = [], [], []
-        deadline = time.perf_counter() + (0.5 if quick else 2.0)
-        while len(gen_t) < (3 if quick else 5) or time.perf_counter() < deadline:
-            gen_t.append(_median_time(lambda k=kernel, i=inputs: k(**i)))
-            hand_t.append(_median_time(lambda h=hand, a=args: h(*a)))
-            jit_t.append(_median_time(lambda j=jit, i=inputs: j(**i)))
-            if len(gen_t) >= 41:
-                break
-        g, h, j = statistics.median(gen_t), statistics.median(hand_t), statistics.median(jit_t)
-        rows.append(
-            {
-                "program": title,
-                "compile_ms": 1e3 * statistics.median(compile_times),
-                "generated_ms": 1e3 * g,
-                "hand_ms": 1e3 * h,
-                "gen_over_hand": g / h,
-                "numba_ms": 1e3 * j,
-                "numba_over_hand": j / h,
-                "numba_compile_s": numba_compile,
-                "rounds": len(gen_t),
-            }
-        )
-    return rows
+        info["numba_compile_s"] = jit.compile(**inputs)
+        calls["numba"] = lambda: jit(**inputs)
+    except Exception as exc:
+        calls["numba"] = _refusal(exc)
+    c = onnx_shapes_c.c_function(program.name, program.big, expected.shape)
+    calls["c"] = lambda: c(*args)
+    for column, call in list(calls.items()):
+        if isinstance(call, str):
+            continue
+        try:
+            start = time.perf_counter()
+            got = call()
+            info["first_s"][column] = time.perf_counter() - start
+        except Exception as exc:
+            calls[column] = _refusal(exc)
+            continue
+        assert np.allclose(got, expected, rtol=1e-4, atol=1e-4), f"{program.name}: {column}"
+    return calls, info
+
+
+def measure(program: shapes.Program, rng: np.random.Generator, quick: bool) -> dict[str, Any]:
+    """One row of the table: the small-size check, then the interleaved timings."""
+    row: dict[str, Any] = {"program": program.name, "title": program.title}
+    row["small"] = check_small(program, rng)
+    calls, info = _timed_kernels(program, rng, quick)
+    row.update(info)
+    runnable = {k: v for k, v in calls.items() if not isinstance(v, str)}
+    # Calls per round: a kernel of a few ms runs several times in its turn (each call a
+    # sample) so that it has as many samples as noise on a shared machine needs, while
+    # a round still interleaves all kernels; one call for the slow ones.
+    reps = {k: max(1, min(20, int(ROUND_S / max(info["first_s"][k], 1e-6)))) for k in runnable}
+    times: dict[str, list[float]] = {k: [] for k in runnable}
+    rounds = 0
+    deadline = time.perf_counter() + (0.5 if quick else 2.0)
+    while rounds < (3 if quick else 5) or time.perf_counter() < deadline:
+        for column in COLUMNS:
+            for _ in range(reps.get(column, 0)):
+                times[column].append(_call_time(runnable[column]))
+        rounds += 1
+        if rounds >= 41:
+            break
+    for column in COLUMNS:
+        call = calls[column]
+        row[f"{column}_ms"] = 1e3 * statistics.median(times[column]) if column in times else None
+        row[f"{column}_min_ms"] = 1e3 * min(times[column]) if column in times else None
+        row[f"{column}_samples"] = len(times.get(column, []))
+        row[f"{column}_refused"] = call if isinstance(call, str) else None
+    row["rounds"] = rounds
+    add_ratios(row)
+    return row
+
+
+RATIOS = (
+    ("gen_over_hand", "generated", "hand"),
+    ("numba_over_c", "numba", "c"),
+    ("numba_over_hand", "numba", "hand"),
+    ("c_over_hand", "c", "hand"),
+)
+
+
+def add_ratios(row: dict[str, Any]) -> None:
+    """The ratios of the medians (``gen_over_hand``...) and of the minima
+    (``gen_over_hand_min``...; on a shared machine the minima are disturbed less)."""
+    for key, num, den in RATIOS:
+        for suffix, kind in (("", "_ms"), ("_min", "_min_ms")):
+            a, b = row.get(f"{num}{kind}"), row.get(f"{den}{kind}")
+            row[key + suffix] = a / b if a is not None and b is not None else None
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def _ms(v: float | None, refused: str | None) -> str:
+    if v is not None:
+        return f"{v:.2f}"
+    # The whole text is in the JSON; the table keeps its start.
+    text = refused or ""
+    return f"refused ({text[:100]}{'...' if len(text) > 100 else ''})"
+
+
+def _ratio(v: float | None) -> str:
+    return f"{v:.2f}" if v is not None else "-"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The Markdown table of the rows, then the geometric means of the ratios."""
+    lines = [
+        "| program | compile (ms) | generated (ms) | hand NumPy (ms) | Numba (ms) | C -O3 (ms) "
+        "| gen/hand | Numba/C | Numba/hand | C/hand | Numba compile (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        compile_ms = f"{r['compile_ms']:.1f}" if r["compile_ms"] is not None else "-"
+        numba_s = f"{r['numba_compile_s']:.2f}" if r["numba_compile_s"] is not None else "-"
+        cells = [_ms(r[f"{c}_ms"], r[f"{c}_refused"]) for c in COLUMNS]
+        ratios = [_ratio(r[k]) for k in ("gen_over_hand", "numba_over_c")]
+        ratios += [_ratio(r[k]) for k in ("numba_over_hand", "c_over_hand")]
+        lines.append(f"| {r['title']} | {compile_ms} | " + " | ".join(cells + ratios))
+        lines[-1] += f" | {numba_s} |"
+    lines += ["", _means(rows, ""), "", min_table(rows), "", _means(rows, "_min")]
+    return "\n".join(lines)
+
+
+def _means(rows: list[dict[str, Any]], suffix: str) -> str:
+    means = []
+    for key, _, _ in RATIOS:
+        values = [r[key + suffix] for r in rows if r[key + suffix] is not None]
+        if values:
+            means.append(f"{key}{suffix} {geomean(values):.2f} (over {len(values)})")
+    return "Geometric means: " + ", ".join(means) + "."
+
+
+def min_table(rows: list[dict[str, Any]]) -> str:
+    """The ratios of the minima, program by program."""
+    lines = [
+        "| program (ratios of minima) | gen/hand | Numba/C | Numba/hand | C/hand |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cells = [_ratio(r[key + "_min"]) for key, _, _ in RATIOS]
+        lines.append(f"| {r['title']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json", type=str)
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds and compile runs")
+    ap.add_argument("--only", type=str, help="comma-separated program names")
+    ap.add_argument("--json", type=str, help="also write the rows and the machine here")
+    ap.add_argument("--table-from", type=str, help="print the tables of a --json file, run nothing")
     args = ap.parse_args()
-    rows = run(args.quick)
-    print(
-        "| program | compile (ms) | generated (ms) | hand NumPy (ms) | gen/hand "
-        "| Numba 1 thread (ms) | Numba/hand | Numba compile (s) |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['program']} | {r['compile_ms']:.1f} | {r['generated_ms']:.2f} | "
-            f"{r['hand_ms']:.2f} | {r['gen_over_hand']:.2f} | {r['numba_ms']:.2f} | "
-            f"{r['numba_over_hand']:.2f} | {r['numba_compile_s']:.2f} |"
-        )
+    if args.table_from:
+        with open(args.table_from) as f:
+            saved = json.load(f)["rows"]
+        for row in saved:
+            add_ratios(row)
+        print(table(saved))
+        return
+    programs = list(shapes.PROGRAMS)
+    if args.only:
+        names = args.only.split(",")
+        unknown = [n for n in names if n not in shapes.BY_NAME]
+        if unknown:
+            ap.error(f"unknown program(s) {unknown}; known: {', '.join(shapes.BY_NAME)}")
+        programs = [shapes.BY_NAME[n] for n in names]
+    reason = onnx_shapes_c.available()
+    if reason is not None:
+        sys.exit(f"the C versions do not build: {reason}")
+    # The commit and the load when the measurements start (the load again at the end).
+    started = machine()
+    rng = np.random.default_rng(0)
+    rows = []
+    for program in programs:
+        rows.append(measure(program, rng, args.quick))
+        print(f"# {program.name}: small-size check {rows[-1]['small']}", flush=True)
+    print(table(rows))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            end = machine()["load_average"]
+            json.dump({"machine": started, "load_at_end": end, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

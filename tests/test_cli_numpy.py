@@ -494,6 +494,9 @@ def test_compare() -> None:
     assert not compare(words, np.array(["a", "c"], dtype=object), exact=True, n=2).ok
 
 
+# The installed console script in a child process; every verb it runs is tested
+# in-process in the fast tier.
+@pytest.mark.slow
 def test_console_script_emit_and_run(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "polykrnl"
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "polykrnl.cli"]

@@ -44,6 +44,8 @@ func.func @f(%A: memref<4x4xf32>, %B: memref<6xf32>) {
 """
 
 
+# A fuzzing campaign; its reproducers (test_differential_regressions.py) stay fast.
+@pytest.mark.slow
 @SIZED
 def test_bounded_campaign_finds_no_disagreement(tier: str) -> None:
     programs = 12 if tier == FEW else 60

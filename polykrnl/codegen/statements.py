@@ -429,7 +429,15 @@ class StatementWriter:
             return
         if (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found
-            self.st.helpers.update((helper, *NEEDS.get(helper, ())))
+            needed = {helper, *NEEDS.get(helper, ())}
+            if self.st.form.compiled and not needed <= SCALAR_HELPERS.keys():
+                # The helper is NumPy code over Python objects (krnl.matmul's blocks):
+                # compiled code has no form of it, so the op is refused here, located.
+                raise self.unsupported(
+                    f"{op.name} has no {self.st.form.label} translation yet",
+                    "use the NumPy target (emit numpy)",
+                )
+            self.st.helpers |= needed
             if isinstance(op, vector.TransferReadOp | vector.MaskedLoadOp):
                 self.bind(op.results[0], call_expr)
             else:

@@ -356,6 +356,9 @@ def test_missing_numba_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     assert "polykrnl[numba]" in (info.value.hint or "")
 
 
+# A second interpreter importing Numba and compiling: seconds. Fast tier: the cached
+# module's safe import (test_hostile_text.py) and the kernel tests of this file.
+@pytest.mark.slow
 @SIZED
 def test_on_disk_cache_serves_a_second_process(tmp_path: Path, tier: str) -> None:
     """With cache=True the module is a file in POLYKRNL_CACHE_DIR and Numba's cache
@@ -420,6 +423,9 @@ def test_cli_run_target_numba_refusal_is_located() -> None:
     assert "memory_ops.mlir:" in err and "krnl.memcpy" in err and "Traceback" not in err
 
 
+# A child process importing Numba. Fast tier: the NumPy module run standalone
+# (test_cli_numpy.py) and the Numba module's text (test_hostile_text.py).
+@pytest.mark.slow
 def test_cli_emit_numba_module_runs_standalone(tmp_path: Path) -> None:
     """The emitted module imports only numpy and numba, and computes what the reference
     computes (two functions in one module)."""

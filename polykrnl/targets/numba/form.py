@@ -24,6 +24,7 @@ NUMBA_REFUSED = (
     k.GlobalOp,
     k.CallOp,
     k.MemcpyOp,
+    k.MatMulOp,
     k.CopyToTileBufferOp,
     k.CopyFromTileBufferOp,
     vector.TransferReadOp,

@@ -51,6 +51,7 @@ from polykrnl.codegen.updates import (
     dotted,
     in_place,
     index_of,
+    is_load,
     update_of,
 )
 from polykrnl.codegen.vector_ranges import (
@@ -108,6 +109,7 @@ class Vectorizer:
     _clip: dict[str, Clip] = field(default_factory=dict)
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
+    _reduce_why: str | None = None  # the last reason a reduction's array form failed
 
     def _keys(self) -> dict[str, set[tuple[object, ...]]]:
         """A copy of the array keys registered so far (restored when array code fails)."""
@@ -262,9 +264,45 @@ class Vectorizer:
             return self._gen(tr, chain, loop.items[0])
         users = [x for x in loop.items if not isinstance(x, AstLoop)]
         if len(users) == len(loop.items):
+            before = self._saved(tr)
             found = self._try(tr, chain, users)
-            if found is not None or len(users) == 1:
+            if len(users) == 1 or (found is not None and not _in_loops(found)):
                 return found
+            # The statements together keep a loop in Python (a store and a reduction
+            # of one Krnl statement: softmax's exp-and-sum keeps its column loop);
+            # apart, each may run as array code. The form that leaves less in Python
+            # loops wins; the statements together when equal.
+            after = self._saved(tr)
+            if found is not None:
+                self._restore(tr, before)
+            parts = self._distributed(tr, chain, loop)
+            if parts is not None and (found is None or _in_loops(parts) < _in_loops(found)):
+                return [comment(_DISTRIBUTED.format(chain[-1].mark)), *parts]
+            self._restore(tr, after)
+            return found
+        return self._distributed(tr, chain, loop)
+
+    def _saved(
+        self, tr: Translator
+    ) -> tuple[dict[str, str], set[str], dict[str, set[tuple[object, ...]]]]:
+        return dict(tr.names), set(tr.taken), self._keys()
+
+    def _restore(
+        self,
+        tr: Translator,
+        saved: tuple[dict[str, str], set[str], dict[str, set[tuple[object, ...]]]],
+    ) -> None:
+        tr.names.clear()
+        tr.names.update(saved[0])
+        tr.taken.clear()
+        tr.taken.update(saved[1])
+        self.state.vec_keys = {k: set(v) for k, v in saved[2].items()}
+
+    def _distributed(
+        self, tr: Translator, chain: list[AstLoop], loop: AstLoop
+    ) -> list[ast.stmt] | None:
+        """The items of `loop`'s body one after the other, each over all the iterations of
+        the `chain` (array code), or None."""
         # A body of several loops and statements: distribute the chain over them,
         # each part running all its iterations before the next part starts. Legal
         # when no dependence carried by a loop of the chain goes from a part back to
@@ -449,6 +487,9 @@ class Vectorizer:
         for loop, node in par:
             if self.box_of is None and ast_ids(range_exprs(node)[0]) & par_its:
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
+        why_seq = "they carry a dependence"
+        if seq and all(self.status.get(loop) == "reduction" for loop, _ in seq):
+            why_seq = "reassociate=False keeps the order of a float reduction"
         if (
             self._may_reduce(users)
             and seq
@@ -456,10 +497,12 @@ class Vectorizer:
         ):
             # Reduce over the innermost reduction loops that can be axes (a point
             # loop's bounds use its tile loop: the tile loop then stays a loop).
+            self._reduce_why = None
             for cut in range(len(seq)):
                 found = self._reduction(tr, [*par, *seq[cut:]], len(par), users, seq[:cut])
                 if found is not None:
                     return found
+            why_seq = self._reduce_why or "a reduction of a form polykrnl does not vectorize"
         if not par:
             raise NotVectorizable("a reduction of a form polykrnl does not vectorize")
         outer: list[tuple[ast.Name, ast.expr]] = []
@@ -520,6 +563,7 @@ class Vectorizer:
             note += " over their bounding box, stores masked"
         if seq:
             note += f"; {', '.join(loop for loop, _ in seq)} sequential, moved outside"
+            note += f" ({why_seq})"
         block: list[ast.stmt] = guarded([*setup, *body], vec)
         for target, loop_range in reversed(outer):
             block = [ast.For(target, loop_range, block, [])]
@@ -663,18 +707,21 @@ class Vectorizer:
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
+            if n_par:
+                _refuse_windows(w, s, form, n_par)
             mem, index = self._updated(w, form, n_par)
             total, how = self._reduced(w, form, rank, n_par)
             w.out.append(self._combined(form, mem, index, total))
             w.out = self._masked(tr, w.out, terms, vec, rank - n_par)
             if uses_name(w.out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
-        except NotVectorizable:
+        except NotVectorizable as e:
             tr.names.clear()
             tr.names.update(saved_names)
             tr.taken.clear()
             tr.taken.update(saved_taken)
             self.state.vec_keys = saved_keys
+            self._reduce_why = str(e)
             return None
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
@@ -766,6 +813,42 @@ class Vectorizer:
         else:
             # In place: NumPy evaluates the right side first (copying where it overlaps).
             return ast.AugAssign(target, combine, total)
+
+
+_DISTRIBUTED = (
+    "the statements of loop {} run one after the other, each over all the loops' "
+    "iterations: together they would keep a loop in Python"
+)
+
+
+def _in_loops(code: list[ast.stmt]) -> int:
+    """How many statements of `code` run inside Python loops (what array code saves;
+    a statement inside two loops counts twice)."""
+    return sum(
+        sum(1 for y in ast.walk(x) if isinstance(y, ast.stmt)) - 1
+        for st in code
+        for x in ast.walk(st)
+        if isinstance(x, ast.For)
+    )
+
+
+WINDOW = "a window read ({}) would be gathered whole for np.sum"
+
+
+def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) -> None:
+    """Refuse a reduction whose summand reads a window: a subscript of a parallel and a
+    reduction loop (a convolution's `img[i + r, j + s]`). Summed along the reduction
+    axes, the window is an integer-array gather as large as the reduction's trip count
+    times the output; the reduction loops outside instead (in their order: exact) add
+    one slice per iteration, as a hand-written convolution does."""
+    for a in s.accesses:
+        op = a.op
+        if not is_load(op) or op is form.old:
+            continue
+        for x in op.operands[1:]:
+            axes = w.axes_of(w.value(x))
+            if any(ax < n_par for ax in axes) and any(ax >= n_par for ax in axes):
+                raise NotVectorizable(WINDOW.format(a.array))
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:

@@ -66,10 +66,24 @@ from polykrnl.codegen.vector_ranges import (
 )
 from polykrnl.interpreter import scalar_dtype
 from polykrnl.poly import Statement
+from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 
 COMMENT = "__polykrnl_comment__: "
+
+
+def forced_statements(report: LegalityReport) -> dict[str, str]:
+    """The statements of each dependence a schedule breaks (made with force=True), with
+    the first broken one through them, in words."""
+    out: dict[str, str] = {}
+    for v in report.violations:
+        what = f"{v.kind} {v.source.stmt} -> {v.sink.stmt} on {v.array}"
+        if v.reason != "order":
+            what += f" (loop {v.loop} marked parallel carries it)"
+        out.setdefault(v.source.stmt, what)
+        out.setdefault(v.sink.stmt, what)
+    return out
 
 
 def comment(text: str) -> ast.stmt:
@@ -101,6 +115,9 @@ class Vectorizer:
     box_of: Callable[[str, frozenset[str], tuple[str, ...]], LoopRange] | None = None
     # krnl.parallel loops that run on threads (parallel=True): rows, never masked
     threaded: frozenset[str] = frozenset()
+    # statement -> the dependence a forced schedule (force=True) breaks through it: its
+    # nests run as written; the other nests keep their array code
+    forced: dict[str, str] = field(default_factory=dict)
     _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
     # isl iterator -> the loop last entered with it (while inside a loop, no other loop
     # at its depth is entered: for the loops around the current one, this is them)
@@ -129,6 +146,9 @@ class Vectorizer:
         tree = loop_tree_at(n, mark)
         if tree is None:
             return None  # ifs, or loops isl made without a Krnl loop's mark
+        forced = sorted(statements_of(tree) & set(self.forced))
+        if forced:
+            return self._as_written(tr, n, mark, tree.mark, self.forced[forced[0]])
         split = self._split(tr, tree)
         if split is not None:
             return split or None  # [] : the split starts at an inner loop
@@ -318,10 +338,20 @@ class Vectorizer:
             if self.status.get(x.mark) == "parallel":
                 continue
             deps = self.carried_by(x.mark)
-            if any(
-                where.get(src, -1) > where.get(snk, -1) or {src, snk} & shared
-                for src, snk, _ in deps
-            ):
+            for src, snk, _ in deps:
+                if {src, snk} & shared:
+                    why = f"loop {x.mark} carries a dependence between copies of {src}"
+                    if src != snk:
+                        why = f"loop {x.mark} carries a dependence {src} -> {snk}"
+                    why += " in several parts of its body (an unrolled loop's copies)"
+                elif where.get(src, -1) > where.get(snk, -1):
+                    why = (
+                        f"loop {x.mark} carries a dependence {src} -> {snk} back to an "
+                        "earlier part of its body"
+                    )
+                else:
+                    continue
+                self.failed.setdefault(chain[0].mark, why)
                 return None
             for i, names in enumerate(parts):
                 own = [red for src, snk, red in deps if src in names and snk in names]
@@ -367,6 +397,21 @@ class Vectorizer:
         if out is None and self._why is not None:
             self.failed.setdefault(chain[0][0], self._why)
         return out
+
+    def _as_written(
+        self, tr: Translator, n: isl.AstNode, mark: str | None, loop: str, why: str
+    ) -> list[ast.stmt]:
+        """A nest whose order was forced against a dependence (force=True) runs as the
+        schedule writes it, every loop scalar: array code would run its iterations in
+        yet another order than the one asked for."""
+        hook, tr.replace_loop = tr.replace_loop, None
+        tr._pending_mark = mark
+        try:
+            out = tr.for_node(n)
+        finally:
+            tr.replace_loop = hook
+        note = f"loop {loop} and the loops inside stay loops, in the order forced: {why}"
+        return [comment(note), *out]
 
     def _scalar_note(
         self, tr: Translator, n: isl.AstNode, mark: str | None, innermost: str

@@ -31,7 +31,7 @@ from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment
+from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment, forced_statements
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import UnsupportedError
 from polykrnl.poly import DimParam, PolyProgram, is_pure
@@ -286,9 +286,10 @@ def _loops(
         prange=marked & proven if numba else frozenset(),
         shared=lambda body: _shared_values(body, state),
     )
-    # An illegal schedule (made with force=True) runs as written: scalar loops.
+    # An illegal schedule (made with force=True) runs as written: the nests of the
+    # statements of a broken dependence as scalar loops (Vectorizer.forced).
     vectorizer: Vectorizer | None = None
-    if vectorize and not numba and report is not None and report.legal:
+    if vectorize and not numba and report is not None:
         vectorizer = Vectorizer(
             state,
             stmts,
@@ -300,6 +301,7 @@ def _loops(
             split_of=functools.cache(functools.partial(split_point, sched)),
             box_of=functools.cache(functools.partial(loop_range, sched)),
             threaded=marked,
+            forced=forced_statements(report),
         )
         translator.replace_loop = vectorizer
     # One isl AST per top-level nest: one over the whole function costs time quadratic

@@ -867,15 +867,45 @@ class StatementWriter:
                 out.append(e)
                 continue
             found = iterator_plus_constant(e)
-            if found is None or found[0] not in self.vec:
+            offset: ast.expr | None = None
+            if found is None:
+                moved = self._iterator_plus_offset(e)
+                if moved is None:
+                    return None
+                found, offset = (moved[0], 0), moved[1]
+            if found[0] not in self.vec:
                 return None
             it, c = self.vec[found[0]], found[1]
             if it.axis in axes:
                 return None
             axes.append(it.axis)
             stride = const(it.step) if it.step != 1 else None
-            out.append(ast.Slice(add_constant(it.start, c), add_constant(it.stop, c), stride))
+            lo, hi = add_constant(it.start, c), add_constant(it.stop, c)
+            if offset is not None:
+                lo, hi = _shifted(lo, offset), _shifted(hi, offset)
+            out.append(ast.Slice(lo, hi, stride))
         return out, axes
+
+    def _iterator_plus_offset(self, e: ast.expr) -> tuple[str, ast.expr] | None:
+        """`(it, d)` for a subscript `it + d` (or `d + it`, `it - d`) of a vectorized
+        iterator `it` and an offset `d` of scalar loop values and sizes (a window at an
+        outer loop: `img[i + r]` over i is `img[r:r + n]`). The offset is affine in
+        values the bounds guard covers (subscripts read from data are checked names,
+        never vectorized iterators, so they stay integer indexing)."""
+        if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub)):
+            return None
+        sides = [(e.left, e.right)]
+        if isinstance(e.op, ast.Add):
+            sides.append((e.right, e.left))
+        for it, rest in sides:
+            if not (isinstance(it, ast.Name) and it.id in self.vec) or not _affine_scalar(rest):
+                continue
+            if self.vector_names(rest):
+                continue
+            if isinstance(e.op, ast.Sub):
+                rest = ast.UnaryOp(ast.USub(), rest)
+            return it.id, rest
+        return None
 
     def run(self, op: Operation, subs: list[ast.expr]) -> ast.expr:
         """The subscript of the run of elements a vector.load / vector.store moves."""
@@ -999,6 +1029,30 @@ class StatementWriter:
             [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
         )
         self.bind(op.results[0], e)
+
+
+def _affine_scalar(e: ast.expr) -> bool:
+    """Whether `e` is made of names, integer constants, +, - and * only."""
+    for x in ast.walk(e):
+        if isinstance(x, ast.BinOp):
+            if not isinstance(x.op, ast.Add | ast.Sub | ast.Mult):
+                return False
+        elif isinstance(x, ast.UnaryOp):
+            if not isinstance(x.op, ast.USub):
+                return False
+        elif isinstance(x, ast.Constant):
+            if not isinstance(x.value, int) or isinstance(x.value, bool):
+                return False
+        elif not isinstance(x, ast.Name | ast.operator | ast.unaryop | ast.expr_context):
+            return False
+    return True
+
+
+def _shifted(e: ast.expr, offset: ast.expr) -> ast.expr:
+    """`e + offset`, without adding to 0."""
+    if isinstance(e, ast.Constant) and e.value == 0:
+        return offset
+    return ast.BinOp(e, ast.Add(), offset)
 
 
 def _spans(op: Operation, rank: int) -> list[int]:

@@ -51,6 +51,7 @@ from polykrnl.codegen.updates import (
     dotted,
     in_place,
     index_of,
+    is_load,
     update_of,
 )
 from polykrnl.codegen.vector_ranges import (
@@ -65,10 +66,24 @@ from polykrnl.codegen.vector_ranges import (
 )
 from polykrnl.interpreter import scalar_dtype
 from polykrnl.poly import Statement
+from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 
 COMMENT = "__polykrnl_comment__: "
+
+
+def forced_statements(report: LegalityReport) -> dict[str, str]:
+    """The statements of each dependence a schedule breaks (made with force=True), with
+    the first broken one through them, in words."""
+    out: dict[str, str] = {}
+    for v in report.violations:
+        what = f"{v.kind} {v.source.stmt} -> {v.sink.stmt} on {v.array}"
+        if v.reason != "order":
+            what += f" (loop {v.loop} marked parallel carries it)"
+        out.setdefault(v.source.stmt, what)
+        out.setdefault(v.sink.stmt, what)
+    return out
 
 
 def comment(text: str) -> ast.stmt:
@@ -100,6 +115,9 @@ class Vectorizer:
     box_of: Callable[[str, frozenset[str], tuple[str, ...]], LoopRange] | None = None
     # krnl.parallel loops that run on threads (parallel=True): rows, never masked
     threaded: frozenset[str] = frozenset()
+    # statement -> the dependence a forced schedule (force=True) breaks through it: its
+    # nests run as written; the other nests keep their array code
+    forced: dict[str, str] = field(default_factory=dict)
     _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
     # isl iterator -> the loop last entered with it (while inside a loop, no other loop
     # at its depth is entered: for the loops around the current one, this is them)
@@ -108,6 +126,7 @@ class Vectorizer:
     _clip: dict[str, Clip] = field(default_factory=dict)
     _passing: isl.AstNode | None = None  # a loop written as a loop after its note
     _why: str | None = None  # the last reason array code failed
+    _reduce_why: str | None = None  # the last reason a reduction's array form failed
 
     def _keys(self) -> dict[str, set[tuple[object, ...]]]:
         """A copy of the array keys registered so far (restored when array code fails)."""
@@ -127,6 +146,9 @@ class Vectorizer:
         tree = loop_tree_at(n, mark)
         if tree is None:
             return None  # ifs, or loops isl made without a Krnl loop's mark
+        forced = sorted(statements_of(tree) & set(self.forced))
+        if forced:
+            return self._as_written(tr, n, mark, tree.mark, self.forced[forced[0]])
         split = self._split(tr, tree)
         if split is not None:
             return split or None  # [] : the split starts at an inner loop
@@ -262,9 +284,45 @@ class Vectorizer:
             return self._gen(tr, chain, loop.items[0])
         users = [x for x in loop.items if not isinstance(x, AstLoop)]
         if len(users) == len(loop.items):
+            before = self._saved(tr)
             found = self._try(tr, chain, users)
-            if found is not None or len(users) == 1:
+            if len(users) == 1 or (found is not None and not _in_loops(found)):
                 return found
+            # The statements together keep a loop in Python (a store and a reduction
+            # of one Krnl statement: softmax's exp-and-sum keeps its column loop);
+            # apart, each may run as array code. The form that leaves less in Python
+            # loops wins; the statements together when equal.
+            after = self._saved(tr)
+            if found is not None:
+                self._restore(tr, before)
+            parts = self._distributed(tr, chain, loop)
+            if parts is not None and (found is None or _in_loops(parts) < _in_loops(found)):
+                return [comment(_DISTRIBUTED.format(chain[-1].mark)), *parts]
+            self._restore(tr, after)
+            return found
+        return self._distributed(tr, chain, loop)
+
+    def _saved(
+        self, tr: Translator
+    ) -> tuple[dict[str, str], set[str], dict[str, set[tuple[object, ...]]]]:
+        return dict(tr.names), set(tr.taken), self._keys()
+
+    def _restore(
+        self,
+        tr: Translator,
+        saved: tuple[dict[str, str], set[str], dict[str, set[tuple[object, ...]]]],
+    ) -> None:
+        tr.names.clear()
+        tr.names.update(saved[0])
+        tr.taken.clear()
+        tr.taken.update(saved[1])
+        self.state.vec_keys = {k: set(v) for k, v in saved[2].items()}
+
+    def _distributed(
+        self, tr: Translator, chain: list[AstLoop], loop: AstLoop
+    ) -> list[ast.stmt] | None:
+        """The items of `loop`'s body one after the other, each over all the iterations of
+        the `chain` (array code), or None."""
         # A body of several loops and statements: distribute the chain over them,
         # each part running all its iterations before the next part starts. Legal
         # when no dependence carried by a loop of the chain goes from a part back to
@@ -280,10 +338,20 @@ class Vectorizer:
             if self.status.get(x.mark) == "parallel":
                 continue
             deps = self.carried_by(x.mark)
-            if any(
-                where.get(src, -1) > where.get(snk, -1) or {src, snk} & shared
-                for src, snk, _ in deps
-            ):
+            for src, snk, _ in deps:
+                if {src, snk} & shared:
+                    why = f"loop {x.mark} carries a dependence between copies of {src}"
+                    if src != snk:
+                        why = f"loop {x.mark} carries a dependence {src} -> {snk}"
+                    why += " in several parts of its body (an unrolled loop's copies)"
+                elif where.get(src, -1) > where.get(snk, -1):
+                    why = (
+                        f"loop {x.mark} carries a dependence {src} -> {snk} back to an "
+                        "earlier part of its body"
+                    )
+                else:
+                    continue
+                self.failed.setdefault(chain[0].mark, why)
                 return None
             for i, names in enumerate(parts):
                 own = [red for src, snk, red in deps if src in names and snk in names]
@@ -329,6 +397,21 @@ class Vectorizer:
         if out is None and self._why is not None:
             self.failed.setdefault(chain[0][0], self._why)
         return out
+
+    def _as_written(
+        self, tr: Translator, n: isl.AstNode, mark: str | None, loop: str, why: str
+    ) -> list[ast.stmt]:
+        """A nest whose order was forced against a dependence (force=True) runs as the
+        schedule writes it, every loop scalar: array code would run its iterations in
+        yet another order than the one asked for."""
+        hook, tr.replace_loop = tr.replace_loop, None
+        tr._pending_mark = mark
+        try:
+            out = tr.for_node(n)
+        finally:
+            tr.replace_loop = hook
+        note = f"loop {loop} and the loops inside stay loops, in the order forced: {why}"
+        return [comment(note), *out]
 
     def _scalar_note(
         self, tr: Translator, n: isl.AstNode, mark: str | None, innermost: str
@@ -449,6 +532,9 @@ class Vectorizer:
         for loop, node in par:
             if self.box_of is None and ast_ids(range_exprs(node)[0]) & par_its:
                 raise NotVectorizable(f"the bounds of loop {loop} use an outer parallel loop")
+        why_seq = "they carry a dependence"
+        if seq and all(self.status.get(loop) == "reduction" for loop, _ in seq):
+            why_seq = "reassociate=False keeps the order of a float reduction"
         if (
             self._may_reduce(users)
             and seq
@@ -456,10 +542,12 @@ class Vectorizer:
         ):
             # Reduce over the innermost reduction loops that can be axes (a point
             # loop's bounds use its tile loop: the tile loop then stays a loop).
+            self._reduce_why = None
             for cut in range(len(seq)):
                 found = self._reduction(tr, [*par, *seq[cut:]], len(par), users, seq[:cut])
                 if found is not None:
                     return found
+            why_seq = self._reduce_why or "a reduction of a form polykrnl does not vectorize"
         if not par:
             raise NotVectorizable("a reduction of a form polykrnl does not vectorize")
         outer: list[tuple[ast.Name, ast.expr]] = []
@@ -520,6 +608,7 @@ class Vectorizer:
             note += " over their bounding box, stores masked"
         if seq:
             note += f"; {', '.join(loop for loop, _ in seq)} sequential, moved outside"
+            note += f" ({why_seq})"
         block: list[ast.stmt] = guarded([*setup, *body], vec)
         for target, loop_range in reversed(outer):
             block = [ast.For(target, loop_range, block, [])]
@@ -663,18 +752,21 @@ class Vectorizer:
                 vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
+            if n_par:
+                _refuse_windows(w, s, form, n_par)
             mem, index = self._updated(w, form, n_par)
             total, how = self._reduced(w, form, rank, n_par)
             w.out.append(self._combined(form, mem, index, total))
             w.out = self._masked(tr, w.out, terms, vec, rank - n_par)
             if uses_name(w.out, POISON):
                 raise NotVectorizable("a statement uses the value of a tile loop")
-        except NotVectorizable:
+        except NotVectorizable as e:
             tr.names.clear()
             tr.names.update(saved_names)
             tr.taken.clear()
             tr.taken.update(saved_taken)
             self.state.vec_keys = saved_keys
+            self._reduce_why = str(e)
             return None
         par = ", ".join(loop for loop, _ in loops[:n_par])
         red = ", ".join(loop for loop, _ in loops[n_par:])
@@ -766,6 +858,42 @@ class Vectorizer:
         else:
             # In place: NumPy evaluates the right side first (copying where it overlaps).
             return ast.AugAssign(target, combine, total)
+
+
+_DISTRIBUTED = (
+    "the statements of loop {} run one after the other, each over all the loops' "
+    "iterations: together they would keep a loop in Python"
+)
+
+
+def _in_loops(code: list[ast.stmt]) -> int:
+    """How many statements of `code` run inside Python loops (what array code saves;
+    a statement inside two loops counts twice)."""
+    return sum(
+        sum(1 for y in ast.walk(x) if isinstance(y, ast.stmt)) - 1
+        for st in code
+        for x in ast.walk(st)
+        if isinstance(x, ast.For)
+    )
+
+
+WINDOW = "a window read ({}) would be gathered whole for np.sum"
+
+
+def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) -> None:
+    """Refuse a reduction whose summand reads a window: a subscript of a parallel and a
+    reduction loop (a convolution's `img[i + r, j + s]`). Summed along the reduction
+    axes, the window is an integer-array gather as large as the reduction's trip count
+    times the output; the reduction loops outside instead (in their order: exact) add
+    one slice per iteration, as a hand-written convolution does."""
+    for a in s.accesses:
+        op = a.op
+        if not is_load(op) or op is form.old:
+            continue
+        for x in op.operands[1:]:
+            axes = w.axes_of(w.value(x))
+            if any(ax < n_par for ax in axes) and any(ax >= n_par for ax in axes):
+                raise NotVectorizable(WINDOW.format(a.array))
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:

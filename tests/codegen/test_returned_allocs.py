@@ -123,7 +123,13 @@ def test_softmax_with_its_temporaries_in_views_of_one_pool() -> None:
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(ref, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
     for run in _runs(fn):
-        _same(run(x=x), ref)
+        if getattr(run, "exact", True):
+            _same(run(x=x), ref)
+        else:
+            # The row sums as np.sum (reassociated: kernel.exact is False); the order-
+            # keeping kernel stays bit for bit the interpreter.
+            np.testing.assert_allclose(run(x=x), ref, rtol=1e-6)
+    _same(pk.schedule(fn).to_numpy(reassociate=False)(x=x), ref)
 
 
 def test_a_view_reusing_dead_bytes_is_ordered_after_their_last_read() -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 
 import sympy  # type: ignore[import-untyped]
+from xdsl.dialects.builtin import MemRefType
 
+from polykrnl.dialect.krnl import MemsetOp
 from polykrnl.poly import Statement
 from polykrnl.targets.pto.elementwise import (
     check_one_window,
@@ -70,6 +72,9 @@ def lower_tilewise(
 
 def _statement(t: TilewiseNest, s: Statement) -> None:
     program = t.b.sched.program
+    if isinstance(s.anchor, MemsetOp):
+        _memset_temporary(t, s, s.anchor)
+        return
     dims = {t.canon(d) for d in s.dim_origins or s.dims}
     if t.row.origin not in dims:
         raise lowering_error(s, f"a statement outside the row loop {t.row.origin}")
@@ -116,6 +121,26 @@ def _statement(t: TilewiseNest, s: Statement) -> None:
     )
     t.loaded = {k: v for k, v in t.loaded.items() if k[0] != tensor}
     t.stored[key] = value
+
+
+def _memset_temporary(t: TilewiseNest, s: Statement, op: MemsetOp) -> None:
+    """`krnl.memset T, c` of a temporary kept in UB: every row tile's part of T starts as
+    c, a constant the statements after it read (a reduction into T combines with it, and
+    skips it when it is the reduction's identity); no instruction."""
+    array = t.b.sched.program.array_names.get(op.dest)
+    value = constant_value(op.value)
+    if array is None or array not in t.temps or value is None:
+        raise lowering_error(s, "a krnl.memset of a value that is not a constant")
+    mtype = op.dest.type
+    rank = len(mtype.get_shape()) if isinstance(mtype, MemRefType) else 0
+    if rank not in (1, 2) or (rank == 2 and t.col is None):
+        raise lowering_error(
+            s,
+            f"a krnl.memset of the temporary {array} of rank {rank}: a temporary kept in UB "
+            "is indexed by the row, or the row and the column",
+        )
+    subs = (t.row.origin,) if rank == 1 else (t.row.origin, t.col.origin if t.col else "")
+    t.stored[(array, subs)] = TileValue("scalar", scalar=value)
 
 
 def _store_temporary(t: TilewiseNest, s: Statement, array: str, dims: set[str]) -> None:

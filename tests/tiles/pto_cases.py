@@ -276,10 +276,27 @@ CASES = [
         1e-5,
         1e-5,
     ),
+    PtoCase(
+        "matmul_not_zeroed",
+        "matmul_not_zeroed",
+        "acc",
+        _matmul_acc(16, 16, 16, np.float16),
+        1e-5,
+        1e-5,
+    ),  # fmt: skip
     # krnl.memset of temporaries the fused nests then accumulate into, kept in UB
     PtoCase("layernorm_memset", "layernorm_memset", "acc", _rows(19, 32), 1e-5, 1e-6),
     PtoCase("layernorm_memset_small", "layernorm_memset", "acc", _rows(5, 32), 1e-5, 1e-6),
     PtoCase("softmax_memset", "softmax_memset", "acc", _rows(19, 40), 1e-6, 1e-7),
+    PtoCase(
+        "memset_workspace",
+        "memset_workspace",
+        "acc",
+        lambda r: {**_rows(19, 16)(r), "T": np.full(19, np.nan, np.float32)},
+        1e-6,
+        1e-6,
+        scratch=("T",),
+    ),
     # temporaries the nests cannot share in UB: workspaces in global memory
     PtoCase(
         "fused_tiling",

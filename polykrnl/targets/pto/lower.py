@@ -311,7 +311,11 @@ def _fused_or_in_gm(
     items: list[Item] = []
     try:
         for node in group:
-            items += lower_nest(b, node)
+            alone = sched.statements[node.name] if isinstance(node, SStmt) else None
+            if alone is not None and memset_of(b, alone) is not None:
+                items += lower_memset(b, alone)  # a workspace's memset, now a tensor's
+            else:
+                items += lower_nest(b, node)
     except PtoError as e:
         raise PtoError(
             e.message, location=e.location, hint=f"{e.hint} (the nests sharing a temporary "

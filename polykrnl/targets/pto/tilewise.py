@@ -185,6 +185,15 @@ def _store(t: TilewiseNest, s: Statement, tensor: str, subs: list[str], value: T
             Instr("TSTORE", view, (value.tile,), comment=f"{s.name}: {tensor}[{subs[0]}]")
         )
         return
+    if len(subs) == 1 and t.col is not None and subs[0] not in t.col_names:
+        # T[r] = T[r] op e inside the column loop through a tensor: the row reduction
+        # through memory is lowered for temporaries kept in UB only
+        raise lowering_error(
+            s,
+            f"a tile of the nest stored into {tensor}[{subs[0]}], one value per row",
+            hint="reduce along the row with iter_args (krnl.yield), or keep the buffer a "
+            "temporary the nests can share in UB",
+        )
     src = value.tile
     if transposed:
         dst = transposed_tile(t, s, f"{tensor.lower()}_t")

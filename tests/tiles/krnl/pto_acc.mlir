@@ -158,3 +158,52 @@ func.func @softmax_memset(%N: index, %X: memref<?x40xf32>, %Y: memref<?x40xf32>)
   memref.dealloc %sm : memref<?xf32>
   return
 }
+
+// A memset temporary shared by nests blocked differently (8 rows, then 4): not fused, so
+// the temporary is a workspace in global memory and its memset is lowered like a
+// tensor's (TEXPANDS, TSTOREs), before the nests that accumulate into it and read it.
+func.func @memset_workspace(%N: index, %X: memref<?x16xf32>, %Y: memref<?x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %T = memref.alloc(%N) : memref<?xf32>
+  krnl.memset %T, %zero : memref<?xf32>
+  %a0 = krnl.define_loops 1
+  %ab, %al = krnl.block %a0 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ab, %al) with (%a0 -> %i = 0 to %N) {
+    %a1 = krnl.define_loops 1
+    %s = krnl.iterate(%a1) with (%a1 -> %j = 0 to 16) iter_args(%acc = %zero) -> (f32) {
+      %x = krnl.load %X[%i, %j] : memref<?x16xf32>
+      %u = arith.addf %acc, %x : f32
+      krnl.yield %u : f32
+    }
+    %t = krnl.load %T[%i] : memref<?xf32>
+    %v = arith.addf %t, %s : f32
+    krnl.store %v, %T[%i] : memref<?xf32>
+  }
+  %b0, %b1 = krnl.define_loops 2
+  %bb, %bl = krnl.block %b0 4 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%bb, %bl, %b1) with (%b0 -> %i = 0 to %N, %b1 -> %j = 0 to 16) {
+    %x = krnl.load %X[%i, %j] : memref<?x16xf32>
+    %t = krnl.load %T[%i] : memref<?xf32>
+    %y = arith.addf %x, %t : f32
+    krnl.store %y, %Y[%i, %j] : memref<?x16xf32>
+  }
+  memref.dealloc %T : memref<?xf32>
+  return
+}
+
+// C += A * B as one 16 x 16 x 16 tile (no blocking), f16 factors: the nest that
+// pto_errors.mlir refused as matmul_not_zeroed while the cube could not add to C.
+func.func @matmul_not_zeroed(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memref<16x16xf32>) {
+  %ii, %jj, %kk = krnl.define_loops 3
+  krnl.iterate(%ii, %jj, %kk) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16, %kk -> %k = 0 to 16) {
+    %a = krnl.load %A[%i, %k] : memref<16x16xf16>
+    %b = krnl.load %B[%k, %j] : memref<16x16xf16>
+    %c = krnl.load %C[%i, %j] : memref<16x16xf32>
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %p = arith.mulf %a32, %b32 : f32
+    %s = arith.addf %c, %p : f32
+    krnl.store %s, %C[%i, %j] : memref<16x16xf32>
+  }
+  return
+}

@@ -283,7 +283,7 @@ CASES = [
         _matmul_acc(16, 16, 16, np.float16),
         1e-5,
         1e-5,
-    ),  # fmt: skip
+    ),
     # krnl.memset of temporaries the fused nests then accumulate into, kept in UB
     PtoCase("layernorm_memset", "layernorm_memset", "acc", _rows(19, 32), 1e-5, 1e-6),
     PtoCase("layernorm_memset_small", "layernorm_memset", "acc", _rows(5, 32), 1e-5, 1e-6),

@@ -167,16 +167,9 @@ def cube_flow(
         name = ak.tile_loop.name
         items.append(Loop(name, k_lo, k_lo + kd, kd, step(var, vk, True), f"first tile of {kk}"))
         items.append(Loop(name, k_lo + kd, k_hi, kd, step(var, vk, False), f"tiles of {kk}"))
-    items.append(
-        Instr(
-            "TSTORE",
-            GlobalView.of(C, ai.start, aj.start, vm, vn),
-            (c_l0,),
-            comment=f"{update.name}: {c_name}[{i}, {j}]" + (" += the sum" if accumulate else ""),
-            atomic_add=accumulate,
-        )
-    )
-    return items
+    note = f"{update.name}: {c_name}[{i}, {j}]" + (" += the sum" if accumulate else "")
+    view = GlobalView.of(C, ai.start, aj.start, vm, vn)
+    return [*items, Instr("TSTORE", view, (c_l0,), comment=note, atomic_add=accumulate)]
 
 
 def matmul_form(

@@ -27,6 +27,7 @@ ONNX_LAYERNORM = pk.load(HERE.parent / "corpus" / "onnx_layernorm.mlir")
 LAYOUTS = pk.load(HERE / "krnl" / "pto_layouts.mlir")
 MATMUL_OP = pk.load(HERE / "krnl" / "pto_matmul_op.mlir")
 MEMSET = pk.load(HERE / "krnl" / "pto_memset.mlir")
+ACC = pk.load(HERE / "krnl" / "pto_acc.mlir")
 Array = np.ndarray[Any, Any]
 
 
@@ -34,7 +35,8 @@ Array = np.ndarray[Any, Any]
 class PtoCase:
     name: str  # an id
     function: str
-    # "kernels", "buffers", "fused", "layouts", "matmul_op", "memset" (krnl/pto_*.mlir), "corpus"
+    # "kernels", "buffers", "fused", "layouts", "matmul_op", "memset", "acc" (krnl/pto_*.mlir),
+    # "corpus"
     # (tests/corpus/softmax.mlir) or "onnx" (tests/corpus/onnx_layernorm.mlir)
     module: str
     make: Callable[[np.random.Generator], dict[str, Any]]
@@ -52,7 +54,7 @@ class PtoCase:
         modules = {
             "kernels": KERNELS, "buffers": BUFFERS, "corpus": CORPUS, "fused": FUSED,
             "onnx": ONNX_LAYERNORM, "layouts": LAYOUTS, "matmul_op": MATMUL_OP,
-            "memset": MEMSET,
+            "memset": MEMSET, "acc": ACC,
         }  # fmt: skip
         return modules[self.module][self.function]
 
@@ -79,6 +81,13 @@ def _matmul(m: int, n: int, k: int) -> Callable[[np.random.Generator], dict[str,
     return lambda r: {
         "M": m, "N": n, "K": k, "A": _u(r, m, k, dt=np.float16), "B": _u(r, k, n, dt=np.float16),
         "C": np.full((m, n), np.nan, np.float32),
+    }  # fmt: skip
+
+
+def _matmul_acc(m: int, n: int, k: int, dt: Any) -> Callable[[np.random.Generator], dict[str, Any]]:
+    """C += A * B: C holds values the product is added to."""
+    return lambda r: {
+        "A": _u(r, m, k, dt=dt), "B": _u(r, k, n, dt=dt), "C": _u(r, m, n),
     }  # fmt: skip
 
 
@@ -237,6 +246,56 @@ CASES = [
         "accumulate",
         "memset",
         lambda r: {"N": 19, "X": _u(r, 19, 40), "Y": np.full((19, 40), np.nan, np.float32)},
+    ),
+    # C += A * B with C's old values: the sum from L0C added to C by an atomic-add store
+    PtoCase(
+        "gemm_acc",
+        "gemm_acc",
+        "acc",
+        lambda r: {"M": 40, "N": 50, "K": 70, **_matmul_acc(40, 50, 70, np.float16)(r)},
+        1e-5,
+        1e-5,
+    ),
+    PtoCase(
+        "gemm_acc_small",
+        "gemm_acc",
+        "acc",
+        lambda r: {"M": 3, "N": 5, "K": 7, **_matmul_acc(3, 5, 7, np.float16)(r)},
+        1e-5,
+        1e-5,
+    ),
+    PtoCase("gemm_acc_f32", "gemm_acc_f32", "acc", _matmul_acc(20, 18, 24, np.float32), 1e-5, 1e-5),
+    PtoCase(
+        "matmul_op_acc", "matmul_op_acc", "acc", _matmul_acc(20, 18, 24, np.float32), 1e-5, 1e-5
+    ),
+    PtoCase(
+        "matmul_op_not_zeroed",
+        "matmul_op_not_zeroed",
+        "matmul_op",
+        _matmul_acc(16, 16, 16, np.float32),
+        1e-5,
+        1e-5,
+    ),
+    PtoCase(
+        "matmul_not_zeroed",
+        "matmul_not_zeroed",
+        "acc",
+        _matmul_acc(16, 16, 16, np.float16),
+        1e-5,
+        1e-5,
+    ),
+    # krnl.memset of temporaries the fused nests then accumulate into, kept in UB
+    PtoCase("layernorm_memset", "layernorm_memset", "acc", _rows(19, 32), 1e-5, 1e-6),
+    PtoCase("layernorm_memset_small", "layernorm_memset", "acc", _rows(5, 32), 1e-5, 1e-6),
+    PtoCase("softmax_memset", "softmax_memset", "acc", _rows(19, 40), 1e-6, 1e-7),
+    PtoCase(
+        "memset_workspace",
+        "memset_workspace",
+        "acc",
+        lambda r: {**_rows(19, 16)(r), "T": np.full(19, np.nan, np.float32)},
+        1e-6,
+        1e-6,
+        scratch=("T",),
     ),
     # temporaries the nests cannot share in UB: workspaces in global memory
     PtoCase(

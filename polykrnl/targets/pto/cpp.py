@@ -317,10 +317,22 @@ class _Printer:
             args[1] = self.conv_view(src, ins.conv.src_layout, ins.conv.src_shape, depth)
         if ins.tmp is not None:
             args.append(self.ref(ins.tmp))
-        line = f"{ins.op}({', '.join(args)});"
+        line = f"{ins.op}{self.atomic(ins)}({', '.join(args)});"
         pipe = self.prog.pipe_of(ins)
         note = f"  // {pipe.cpp}" + (f": {_one_line(ins.comment)}" if ins.comment else "")
         self.emit(depth, line + note)
+
+    def atomic(self, ins: Instr) -> str:
+        """The template arguments of a store that adds to global memory: the atomic mode is
+        the third, after the tile and GlobalTensor types (pto_instr.hpp has no overload that
+        takes it alone)."""
+        if not ins.atomic_add:
+            return ""
+        assert isinstance(ins.dst, GlobalView) and isinstance(ins.srcs[0], str)
+        v = ins.dst
+        dims = [_static(v.rows), _static(v.cols), _static(v.row_stride)]
+        gt = GlobalTensorType.matrix(self.prog.tensor(v.tensor).dtype, dims[0], dims[1], dims[2])
+        return f"<{self.prog.tile(ins.srcs[0]).type.cpp}, {gt.cpp}, AtomicType::AtomicAdd>"
 
 
 def _counter(var: str) -> str:

@@ -207,7 +207,10 @@ class _Machine:
         assert self.races is not None
         reads = [self.blocks(n, env) for n in ins.tiles_read()]
         writes = [self.blocks(n, env) for n in ins.tiles_written()]
-        for view, into in [(x, reads) for x in ins.srcs] + [(ins.dst, writes)]:
+        accessed = [(x, reads) for x in ins.srcs] + [(ins.dst, writes)]
+        if ins.atomic_add:  # it reads the window it adds to
+            accessed.append((ins.dst, reads))
+        for view, into in accessed:
             if isinstance(view, GlobalView):
                 into.append(
                     (f"@{view.tensor}", elements(view, env), f"global memory of {view.tensor}")
@@ -223,7 +226,9 @@ class _Machine:
         srcs = ins.srcs
         if kind == "store":
             assert isinstance(ins.dst, GlobalView) and isinstance(srcs[0], str)
-            tstore(window(self.flat[ins.dst.tensor], ins.dst, env, op), T[srcs[0]])
+            tstore(
+                window(self.flat[ins.dst.tensor], ins.dst, env, op), T[srcs[0]], op, ins.atomic_add
+            )
             return
         assert isinstance(ins.dst, str)
         dst = T[ins.dst]

@@ -22,12 +22,14 @@ statement performs. What is recognized, per statement:
 - a reduction along the columns carried by iter_args (``krnl.yield old op e``
   with +, max, min): TROWSUM, TROWMAX, TROWMIN into a column of per-row values,
   combined with the initial value unless it is the identity;
-- ``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` over a k loop, C zero-initialized
-  in the same (i, j) iteration: TLOAD to Mat tiles, TMOV to Left/Right, TMATMUL
-  for the first k tile then TMATMUL_ACC, TSTORE from Acc.
+- ``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` over a k loop: TLOAD to Mat tiles, TMOV
+  to Left/Right, TMATMUL for the first k tile then TMATMUL_ACC, TSTORE from Acc (C
+  zero-initialized in the same (i, j) iteration), or an atomic-add TSTORE that adds
+  the sum to C's old values.
 
 Nests that share a function-level temporary are fused into one loop over row tiles
-(:mod:`~polykrnl.targets.pto.fusion`), the temporary kept in UB. A nest that copies a tensor
+(:mod:`~polykrnl.targets.pto.fusion`), the temporary kept in UB (a krnl.memset of it is
+the constant its rows start from). A nest that copies a tensor
 into a convolution layout is one TTRANS on ConvTiles (:mod:`~polykrnl.targets.pto.layouts`).
 
 Anything else is refused with a PtoError naming the statement and the reason;
@@ -311,7 +313,11 @@ def _fused_or_in_gm(
     items: list[Item] = []
     try:
         for node in group:
-            items += lower_nest(b, node)
+            alone = sched.statements[node.name] if isinstance(node, SStmt) else None
+            if alone is not None and memset_of(b, alone) is not None:
+                items += lower_memset(b, alone)  # a workspace's memset, now a tensor's
+            else:
+                items += lower_nest(b, node)
     except PtoError as e:
         raise PtoError(
             e.message, location=e.location, hint=f"{e.hint} (the nests sharing a temporary "

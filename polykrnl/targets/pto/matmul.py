@@ -1,6 +1,13 @@
-"""``C[i, j] = 0`` then ``C[i, j] += A[i, k] * B[k, j]`` over a k loop: the cube's tile
-flow (TLOAD to Mat tiles, TMOV to Left/Right, TMATMUL for the first k tile then
-TMATMUL_ACC, TSTORE from Acc)."""
+"""``C[i, j] += A[i, k] * B[k, j]`` over a k loop: the cube's tile flow (TLOAD to Mat
+tiles, TMOV to Left/Right, TMATMUL for the first k tile then TMATMUL_ACC, TSTORE from Acc).
+
+The accumulator in L0C starts from the first product: pto-isa's TLOAD fills only Vec and Mat
+tiles and TMOV reaches Acc from no other buffer, so C's old values cannot start it. When C
+is set to 0 first (in the nest, or by a ``krnl.memset`` right before a ``krnl.matmul``),
+the store from L0C overwrites C; otherwise C keeps its values and the store adds the
+product to them (``TSTORE<..., AtomicType::AtomicAdd>``, the fixpipe's atomic add into
+global memory).
+"""
 
 from __future__ import annotations
 
@@ -55,16 +62,18 @@ def lower_matmul(
         raise lowering_error(update, "a 3-deep nest that is not C[i, j] += A[i, k] * B[k, j]")
     c_name, a_name, b_name, (i, j, kk) = form
     inits = statements[:-1]
-    if len(inits) != 1 or not _zero_store(b, inits[0], c_name, i, j):
+    if len(inits) > 1 or (inits and not _zero_store(b, inits[0], c_name, i, j)):
         raise lowering_error(
             update,
-            f"the matmul accumulates into {c_name}, which the nest does not set to 0 first "
-            "(the cube accumulates in L0C, which starts from the first product)",
-            hint=f"store 0.0 into {c_name}[{i}, {j}] in the (i, j) loops before the k loop",
+            f"the matmul into {c_name} follows another statement than {c_name}[{i}, {j}] = 0 "
+            "in the (i, j) loops",
+            hint=f"store 0.0 into {c_name}[{i}, {j}] before the k loop, or nothing (then the "
+            f"product is added to what {c_name} holds)",
         )
     if order.index(kk) != 2:
         raise lowering_error(update, f"the reduction loop {kk} is not innermost of the point loops")
-    return cube_flow(b, update, (a_name, b_name, c_name), (axes[i], axes[j], axes[kk]))
+    names = (a_name, b_name, c_name)
+    return cube_flow(b, update, names, (axes[i], axes[j], axes[kk]), accumulate=not inits)
 
 
 def cube_flow(
@@ -72,9 +81,11 @@ def cube_flow(
     update: Statement,
     names: tuple[str, str, str],
     axes: tuple[Axis, Axis, Axis],
+    accumulate: bool = False,
 ) -> list[Item]:
     """C[i, j] = sum over k of A[i, k] * B[k, j] for one (i, j) tile, starting from zero:
-    the k tiles through L1 and L0A/L0B into L0C (TMATMUL, then TMATMUL_ACC), one TSTORE."""
+    the k tiles through L1 and L0A/L0B into L0C (TMATMUL, then TMATMUL_ACC), one TSTORE;
+    with `accumulate` the store adds the sum to C's values (C[i, j] += ...)."""
     a_name, b_name, c_name = names
     ai, aj, ak = axes
     i, j, kk = ai.origin, aj.origin, ak.origin
@@ -156,15 +167,9 @@ def cube_flow(
         name = ak.tile_loop.name
         items.append(Loop(name, k_lo, k_lo + kd, kd, step(var, vk, True), f"first tile of {kk}"))
         items.append(Loop(name, k_lo + kd, k_hi, kd, step(var, vk, False), f"tiles of {kk}"))
-    items.append(
-        Instr(
-            "TSTORE",
-            GlobalView.of(C, ai.start, aj.start, vm, vn),
-            (c_l0,),
-            comment=f"{update.name}: {c_name}[{i}, {j}]",
-        )
-    )
-    return items
+    note = f"{update.name}: {c_name}[{i}, {j}]" + (" += the sum" if accumulate else "")
+    view = GlobalView.of(C, ai.start, aj.start, vm, vn)
+    return [*items, Instr("TSTORE", view, (c_l0,), comment=note, atomic_add=accumulate)]
 
 
 def matmul_form(
@@ -242,11 +247,9 @@ def check_krnl_matmul(
     op: MatMulOp,
     tile_loops: list[LoopInfo],
     axes: dict[str, Axis],
-    zeroed: bool,
 ) -> tuple[tuple[str, str, str], tuple[Axis, Axis, Axis]]:
     """onnx-mlir's matmul: `krnl.matmul` on whole tensors (memory starts 0) at the tile
-    loops of i, j and k (k innermost), its compute tile the blocks, its bounds the loops',
-    into C set to 0 by the `krnl.memset` right before the nest."""
+    loops of i, j and k (k innermost), its compute tile the blocks, its bounds the loops'."""
     a_name, b_name, c_name = (b.tensor_of_value.get(x) for x in (op.A, op.B, op.C))
     if a_name is None or b_name is None or c_name is None:
         raise lowering_error(s, "a krnl.matmul on a buffer that is not a tensor of the kernel")
@@ -284,12 +287,6 @@ def check_krnl_matmul(
             theirs = int_symbol(program.symbols[ub])
         if theirs is None or sympy.simplify(mine - theirs) != 0:
             raise lowering_error(s, f"krnl.matmul's bound for {info.name} is not the loop's")
-    if not zeroed:
-        raise lowering_error(
-            s, f"the krnl.matmul accumulates into {c_name}, which is not set to 0 right "
-            "before the nest (the cube accumulates in L0C, which starts from the first product)",
-            hint=f"krnl.memset {c_name} to 0.0 right before the nest",
-        )  # fmt: skip
     a = tuple(axes[x.origin] for x in loops)
     return (a_name, b_name, c_name), (a[0], a[1], a[2])
 

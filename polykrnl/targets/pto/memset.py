@@ -5,7 +5,9 @@ identity) or to clear padding. Y is seen as its contiguous rows (every dimension
 last folded into the rows) by its last dimension; a tile of up to 16 KiB is filled once
 (``TEXPANDS``, vector unit), then stored window by window (``TSTORE``), the windows at the
 edges with a smaller valid shape. A nest that reads Y afterwards waits for the stores
-(synchronization through global memory).
+(synchronization through global memory). A memset of a temporary that fused nests keep
+in UB emits nothing here: the tile-wise body starts the temporary from the constant
+(:mod:`.tilewise`).
 """
 
 from __future__ import annotations

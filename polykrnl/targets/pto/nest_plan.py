@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import sympy  # type: ignore[import-untyped]
 
+from polykrnl.dialect.krnl import MemsetOp
 from polykrnl.poly import Statement
 from polykrnl.targets.pto.layouts import conversion_of, lower_conversion
 from polykrnl.targets.pto.loop_bounds import bounds_expr, int_symbol, static_value
@@ -82,15 +83,16 @@ def lower_nest(b: KernelBuilder, node: SNode, zeroed: Statement | None = None) -
 
 
 def lower_krnl_matmul(b: KernelBuilder, node: SNode, zeroed: Statement | None) -> list[Item]:
-    """onnx-mlir's matmul: `krnl.memset C, 0` (`zeroed`), then `krnl.matmul` in the tile
-    loops of i, j and k: the cube flow in each (i, j) tile, over the k tiles."""
+    """onnx-mlir's matmul: `krnl.matmul` in the tile loops of i, j and k: the cube flow in
+    each (i, j) tile, over the k tiles. After `krnl.memset C, 0` (`zeroed`) the sum is
+    stored into C, otherwise added to what C holds (krnl.matmul's C += A * B)."""
     plan = _plan(b, node)
     op = krnl_matmul_of(b, plan.statements)
     assert op is not None
     s = plan.statements[0]
+    names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes)
     # lower() passes `zeroed` only for a memset of this matmul's C (_zeroes_next)
-    names, axes = check_krnl_matmul(b, s, op, plan.tile_loops, plan.axes, zeroed is not None)
-    items = cube_flow(b, s, names, axes)
+    items = cube_flow(b, s, names, axes, accumulate=zeroed is None)
     k_loop = axes[2].tile_loop
     return _tile_loops(
         replace(plan, tile_loops=[x for x in plan.tile_loops if x is not k_loop]), items
@@ -109,13 +111,22 @@ def lower_group(b: KernelBuilder, nodes: Sequence[SNode], temps: Set[str]) -> li
     earlier ones, which touch other rows.
     """
     sched = b.sched
-    stray = next((n for n in nodes if isinstance(n, SStmt)), None)
+    stray = next(
+        (n for n in nodes if isinstance(n, SStmt) and not _memset_of_temporary(b, n, temps)),
+        None,
+    )
     if stray is not None:
         raise lowering_error(
             sched.statements[stray.name],
             "a statement outside every loop between nests that share a temporary",
+            hint="only a krnl.memset of a constant into one of the temporaries may stand "
+            "between them",
         )
-    plans = [_plan(b, n) for n in nodes]
+    # A memset of a temporary is the value its rows start from in every row tile: it runs
+    # in the fused body where it stands (tilewise), with no instruction of its own.
+    plans = [_plan(b, n) for n in nodes if isinstance(n, SLoop)]
+    if not plans:
+        return []
     first = plans[0]
     for p in plans:
         _check_distribution(b, p.point_nodes, p.statements)
@@ -161,9 +172,20 @@ def lower_group(b: KernelBuilder, nodes: Sequence[SNode], temps: Set[str]) -> li
             alias[o] = col.origin
     axes = {row.origin: row, **({col.origin: col} if col is not None else {})}
     order = [row.origin, *([col.origin] if col is not None else [])]
-    statements = [s for p in plans for s in p.statements]
+    by_node = iter(plans)
+    statements = [
+        x
+        for n in nodes
+        for x in (next(by_node).statements if isinstance(n, SLoop) else [sched.statements[n.name]])
+    ]
     items = lower_tilewise(b, axes, order, statements, alias=alias, temps=temps)
     return _tile_loops(first, items)
+
+
+def _memset_of_temporary(b: KernelBuilder, node: SStmt, temps: Set[str]) -> bool:
+    """Whether `node` is a `krnl.memset` of one of `temps` (the fused group's temporaries)."""
+    op = b.sched.statements[node.name].anchor
+    return isinstance(op, MemsetOp) and b.sched.program.array_names.get(op.dest) in temps
 
 
 def _tile_loops(plan: _NestPlan, items: list[Item]) -> list[Item]:

@@ -308,7 +308,8 @@ class Instr:
     ``dst`` is a tile name, or a GlobalView for TSTORE. ``srcs`` are tile names, a GlobalView
     (TLOAD) or Scalars (scalar variants; TDIVS with the scalar first is ``scalar / tile``).
     ``pipe`` is derived from the op and the tiles when None (see :meth:`Program.pipe_of`).
-    ``comment`` names the Krnl statement it comes from.
+    ``comment`` names the Krnl statement it comes from. ``atomic_add`` (a store only) is
+    ``TSTORE<..., AtomicType::AtomicAdd>``: the tile is added to what the window holds.
     """
 
     op: str
@@ -318,6 +319,7 @@ class Instr:
     pipe: Pipe | None = None
     comment: str = ""
     conv: ConvForm | None = None  # TTRANS between convolution layouts
+    atomic_add: bool = False
 
     def __post_init__(self) -> None:
         if self.op not in INSTRUCTIONS:
@@ -325,6 +327,8 @@ class Instr:
                 f"unknown PTO instruction {self.op!r}",
                 hint=f"use one of {', '.join(sorted(INSTRUCTIONS))}",
             )
+        if self.atomic_add and INSTRUCTIONS[self.op].kind != "store":
+            raise PtoError(f"{self.op}: only a store adds atomically to global memory")
         object.__setattr__(self, "srcs", tuple(self.srcs))
 
     @property

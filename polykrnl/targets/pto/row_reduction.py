@@ -90,13 +90,16 @@ def _reduce(
         return TileValue("col", red)
     assert info.combine is not None, f"{instr}: the table gives no combining instruction"
     combine = info.combine
-    out = t.new_col(instr.lower()[4:])
     if start.kind == "scalar":
-        srcs: tuple[str | Scalar, ...] = (red, Scalar(start.scalar))
-        scalar_form = INSTRUCTIONS[combine].scalar_form
-        assert scalar_form is not None, f"{combine}: the table gives no scalar form"
-        combine, note = scalar_form, "with the initial value"
+        # pto-isa's tile-scalar forms take row-major tiles only (TBinSOps.hpp's
+        # static_assert), and red is a column: the constant becomes a column too.
+        first = t.new_col("init")
+        t.items.append(
+            Instr("TEXPANDS", first, (Scalar(start.scalar),), comment=f"{s.name}: initial value")
+        )
+        start, note = TileValue("col", first), "with the initial value"
     else:
-        srcs, note = (start.tile, red), "with the value before"
-    t.items.append(Instr(combine, out, srcs, comment=f"{s.name}: {note}"))
+        note = "with the value before"
+    out = t.new_col(instr.lower()[4:])
+    t.items.append(Instr(combine, out, (start.tile, red), comment=f"{s.name}: {note}"))
     return TileValue("col", out)

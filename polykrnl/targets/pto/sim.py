@@ -217,7 +217,8 @@ def tload(dst: SimTile, src: Array, op: str = "TLOAD") -> None:
     dst.region()[...] = _cast(src, dst.dtype)
 
 
-def tstore(dst: Array, src: SimTile, op: str = "TSTORE") -> None:
+def tstore(dst: Array, src: SimTile, op: str = "TSTORE", add: bool = False) -> None:
+    """`dst = src`, or with `add` (the atomic-add store) `dst += src` in dst's type."""
     _need_loc(op, src, Loc.Vec, Loc.Mat, Loc.Acc)
     if dst.shape != src.valid:
         raise _fail(
@@ -228,7 +229,10 @@ def tstore(dst: Array, src: SimTile, op: str = "TSTORE") -> None:
         )
     if dst.dtype.itemsize != src.dtype.size:
         raise _fail(op, f"global element size {dst.dtype.itemsize} != tile {src.dtype.size}")
-    dst[...] = src.region().astype(dst.dtype)
+    if add:
+        dst[...] = (dst + src.region().astype(dst.dtype)).astype(dst.dtype)
+    else:
+        dst[...] = src.region().astype(dst.dtype)
 
 
 # --------------------------------------------------------------------------- vector ops

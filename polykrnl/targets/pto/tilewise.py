@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 
 import sympy  # type: ignore[import-untyped]
+from xdsl.dialects.builtin import MemRefType
 
+from polykrnl.dialect.krnl import MemsetOp
 from polykrnl.poly import Statement
 from polykrnl.targets.pto.elementwise import (
     check_one_window,
@@ -70,6 +72,9 @@ def lower_tilewise(
 
 def _statement(t: TilewiseNest, s: Statement) -> None:
     program = t.b.sched.program
+    if isinstance(s.anchor, MemsetOp):
+        _memset_temporary(t, s, s.anchor)
+        return
     dims = {t.canon(d) for d in s.dim_origins or s.dims}
     if t.row.origin not in dims:
         raise lowering_error(s, f"a statement outside the row loop {t.row.origin}")
@@ -118,6 +123,26 @@ def _statement(t: TilewiseNest, s: Statement) -> None:
     t.stored[key] = value
 
 
+def _memset_temporary(t: TilewiseNest, s: Statement, op: MemsetOp) -> None:
+    """`krnl.memset T, c` of a temporary kept in UB: every row tile's part of T starts as
+    c, a constant the statements after it read (a reduction into T combines with it, and
+    skips it when it is the reduction's identity); no instruction."""
+    array = t.b.sched.program.array_names.get(op.dest)
+    value = constant_value(op.value)
+    if array is None or array not in t.temps or value is None:
+        raise lowering_error(s, "a krnl.memset of a value that is not a constant")
+    mtype = op.dest.type
+    rank = len(mtype.get_shape()) if isinstance(mtype, MemRefType) else 0
+    if rank not in (1, 2) or (rank == 2 and t.col is None):
+        raise lowering_error(
+            s,
+            f"a krnl.memset of the temporary {array} of rank {rank}: a temporary kept in UB "
+            "is indexed by the row, or the row and the column",
+        )
+    subs = (t.row.origin,) if rank == 1 else (t.row.origin, t.col.origin if t.col else "")
+    t.stored[(array, subs)] = TileValue("scalar", scalar=value)
+
+
 def _store_temporary(t: TilewiseNest, s: Statement, array: str, dims: set[str]) -> None:
     """A store into a temporary: no instruction, the tile's value is what later statements
     read there; `T[r] = T[r] op e` inside the column loop is a row reduction."""
@@ -160,6 +185,15 @@ def _store(t: TilewiseNest, s: Statement, tensor: str, subs: list[str], value: T
             Instr("TSTORE", view, (value.tile,), comment=f"{s.name}: {tensor}[{subs[0]}]")
         )
         return
+    if len(subs) == 1 and t.col is not None and subs[0] not in t.col_names:
+        # T[r] = T[r] op e inside the column loop through a tensor: the row reduction
+        # through memory is lowered for temporaries kept in UB only
+        raise lowering_error(
+            s,
+            f"a tile of the nest stored into {tensor}[{subs[0]}], one value per row",
+            hint="reduce along the row with iter_args (krnl.yield), or keep the buffer a "
+            "temporary the nests can share in UB",
+        )
     src = value.tile
     if transposed:
         dst = transposed_tile(t, s, f"{tensor.lower()}_t")

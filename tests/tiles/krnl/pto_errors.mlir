@@ -111,17 +111,34 @@ func.func @constant_minus(%X: memref<8x16xf32>, %Y: memref<8x16xf32>) {
   return
 }
 
-func.func @matmul_not_zeroed(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memref<16x16xf32>) {
-  %ii, %jj, %kk = krnl.define_loops 3
-  krnl.iterate(%ii, %jj, %kk) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16, %kk -> %k = 0 to 16) {
-    %a = krnl.load %A[%i, %k] : memref<16x16xf16>
-    %b = krnl.load %B[%k, %j] : memref<16x16xf16>
-    %c = krnl.load %C[%i, %j] : memref<16x16xf32>
-    %a32 = arith.extf %a : f16 to f32
-    %b32 = arith.extf %b : f16 to f32
-    %p = arith.mulf %a32, %b32 : f32
-    %s = arith.addf %c, %p : f32
-    krnl.store %s, %C[%i, %j] : memref<16x16xf32>
+func.func @matmul_other_init(%A: memref<16x16xf16>, %B: memref<16x16xf16>, %C: memref<16x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to 16, %jj -> %j = 0 to 16) {
+    krnl.store %one, %C[%i, %j] : memref<16x16xf32>
+    %kk = krnl.define_loops 1
+    krnl.iterate(%kk) with (%kk -> %k = 0 to 16) {
+      %a = krnl.load %A[%i, %k] : memref<16x16xf16>
+      %b = krnl.load %B[%k, %j] : memref<16x16xf16>
+      %c = krnl.load %C[%i, %j] : memref<16x16xf32>
+      %a32 = arith.extf %a : f16 to f32
+      %b32 = arith.extf %b : f16 to f32
+      %p = arith.mulf %a32, %b32 : f32
+      %s = arith.addf %c, %p : f32
+      krnl.store %s, %C[%i, %j] : memref<16x16xf32>
+    }
+  }
+  return
+}
+
+func.func @tile_into_row_window(%N: index, %X: memref<?x16xf32>, %T: memref<?xf32>) {
+  %a0, %a1 = krnl.define_loops 2
+  %ab, %al = krnl.block %a0 8 : (!krnl.loop) -> (!krnl.loop, !krnl.loop)
+  krnl.iterate(%ab, %al, %a1) with (%a0 -> %i = 0 to %N, %a1 -> %j = 0 to 16) {
+    %x = krnl.load %X[%i, %j] : memref<?x16xf32>
+    %t = krnl.load %T[%i] : memref<?xf32>
+    %s = arith.addf %t, %x : f32
+    krnl.store %s, %T[%i] : memref<?xf32>
   }
   return
 }

@@ -39,8 +39,8 @@ func.func @matmul_op_dynamic(%M: index, %N: index, %K: index, %A: memref<?x?xf16
   return
 }
 
-// Without the memset, the cube's accumulator (which starts from the first product)
-// cannot add to what C holds.
+// Without the memset, krnl.matmul's own semantics: C += A * B (the sum from L0C is added
+// to what C holds by an atomic-add store).
 func.func @matmul_op_not_zeroed(%A: memref<16x16xf32>, %B: memref<16x16xf32>, %C: memref<16x16xf32>) {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index

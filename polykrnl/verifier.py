@@ -638,6 +638,13 @@ class _FunctionChecks:
         self.placement[op] = at
         if op.entries:
             self.chain_at[op] = at
+        if op.entries and op in self.nest.inline:
+            for it in self.nest.inline_body(op):
+                if isinstance(it, Loop):
+                    self.place_loop(it, at)
+                else:
+                    self.place_items([it], at)
+        elif op.entries:
             root = self.nest.roots.get(op)
             if root is not None:
                 self.place_loop(root, at)

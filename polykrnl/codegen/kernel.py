@@ -33,7 +33,7 @@ from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment, forced_statements
 from polykrnl.dialect import krnl as k
-from polykrnl.errors import UnsupportedError
+from polykrnl.errors import SourceLocation, UnsupportedError
 from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
 from polykrnl.transforms.loop_ranges import loop_range
@@ -44,7 +44,7 @@ from polykrnl.transforms.splits import split_point
 from polykrnl.transforms.wavefront import Wavefront, wavefronts
 
 if TYPE_CHECKING:
-    from polykrnl.ir import Module
+    from polykrnl.ir import Function, Module
     from polykrnl.transforms.core import Schedule
 
 
@@ -171,10 +171,16 @@ def _write(
         return callees[callee].entry
 
     state.call_target = call_target
-    prologue, param_py = _parameters(program, args, state)
+    prologue, param_py, later = _parameters(program, args, state)
     checks, guards = _bounds_guard(program, args, param_py) if check_bounds else ([], [])
+    guards, late_guards = _split_guards(guards, later)
     body, translator, vectorizer = _loops(
-        sched, state, vectorize=vectorize, reassociate=reassociate, parallel=parallel
+        sched,
+        state,
+        vectorize=vectorize,
+        reassociate=reassociate,
+        parallel=parallel,
+        later=Later(later, late_guards),
     )
     if any(isinstance(x, ast.Name) and x.id == "_pk_parallel" for st in body for x in ast.walk(st)):
         state.helpers.add("_pk_parallel")
@@ -215,14 +221,80 @@ def _write(
     )
 
 
+@dataclass
+class Later:
+    """Parameters computed where the program computes them, not at the kernel's start:
+    per statement, the values it computes and their Python names; the bounds guards that
+    need them, each with the names it needs."""
+
+    params: dict[str, list[tuple[SSAValue, str]]]
+    guards: list[tuple[ast.stmt, frozenset[str]]]
+
+    def after(self, statement: str, writer: StatementWriter) -> list[ast.stmt]:
+        """What follows `statement`: its parameters, then the guards now computable."""
+        out: list[ast.stmt] = []
+        for v, py in self.params.pop(statement, ()):
+            value = writer.value(v)
+            out.append(assign(py, ast.Call(name("int"), [value], [])))
+        pending = {py for vs in self.params.values() for _v, py in vs}
+        ready = [g for g in self.guards if not g[1] & pending]
+        self.guards = [g for g in self.guards if g[1] & pending]
+        return out + [g for g, _ in ready]
+
+
+def _split_guards(
+    guards: list[ast.stmt], later: dict[str, list[tuple[SSAValue, str]]]
+) -> tuple[list[ast.stmt], list[tuple[ast.stmt, frozenset[str]]]]:
+    """The guards of the kernel's start, and those that read a parameter computed later."""
+    late = {py for vs in later.values() for _v, py in vs}
+    start: list[ast.stmt] = []
+    after: list[tuple[ast.stmt, frozenset[str]]] = []
+    for g in guards:
+        used = frozenset(n.id for n in ast.walk(g) if isinstance(n, ast.Name)) & late
+        if used:
+            after.append((g, used))
+        else:
+            start.append(g)
+    return start, after
+
+
+def _defined_later(program: PolyProgram, p: str, v: SSAValue) -> str | None:
+    """The statement outside every loop that computes parameter `p` (value `v`) before
+    every statement that uses `p`, or None.
+
+    Such a value (onnx-mlir's NonZero and Compress count the elements they keep, then
+    allocate the result and loop up to the count) is fixed once computed: a kernel
+    computes it after the statement, not at its start.
+    """
+    if not isinstance(v, OpResult):
+        return None
+    order = list(program.statements)
+    at = next((n for n, st in enumerate(order) if v.op in st.ops and not st.loops), None)
+    if at is None:
+        return None
+    # The statement itself may use it: its ops after the one computing it.
+    for st in order[:at]:
+        maps: list[isl.Set | isl.Map] = [st.domain, *(a.relation for a in st.accesses)]
+        if any(_involves(m, p) for m in maps):
+            return None
+    return order[at].name
+
+
+def _involves(m: isl.Set | isl.Map, p: str) -> bool:
+    pos = m.find_dim_by_name(isl.dim_type.param, p)
+    return pos >= 0 and bool(m.involves_dims(isl.dim_type.param, pos, 1))
+
+
 def _parameters(
     program: PolyProgram, args: dict[SSAValue, str], state: KernelState
-) -> tuple[list[ast.stmt], dict[str, str]]:
+) -> tuple[list[ast.stmt], dict[str, str], dict[str, list[tuple[SSAValue, str]]]]:
     """The statements computing the kernel's parameters (sizes, index values fixed for the
-    call), and each isl parameter's Python name; `args` learns the values they name."""
+    call), each isl parameter's Python name, and the parameters computed after a
+    statement (by its name) instead; `args` learns the values they name."""
     fn = program.function
     names = state.names
     prologue: list[ast.stmt] = []
+    later: dict[str, list[tuple[SSAValue, str]]] = {}
     by_value = {p: v for v, p in program.symbols.items()}
     param_py: dict[str, str] = {}  # isl parameter -> its Python name in the kernel
     for p in program.params:
@@ -249,17 +321,37 @@ def _parameters(
             prologue.append(assign(py, fixed))
             args[v] = py  # type: ignore[index]
             continue
+        where = _defined_later(program, p, v) if v is not None else None
+        if where is not None:
+            assert v is not None
+            param_py[p] = names.fresh(py)
+            later.setdefault(where, []).append((v, param_py[p]))
+            continue
         raise UnsupportedError(
-            f"{state.stage}: the parameter {src} of @{fn.name} is computed "
-            "inside the function from memory it writes (or by ops without a NumPy form)",
-            location=fn.location(fn.op),
-            hint="pass the size as an index argument",
+            f"{state.stage}: the parameter {src} of @{fn.name} is computed inside the "
+            "function from memory it writes, and not outside every loop before the "
+            "statements that use it (or by ops without a NumPy form)",
+            location=_param_location(fn, v),
+            hint="compute the value outside the loops, before the loops it bounds, or "
+            "pass it as an index argument",
         )
-    return prologue, param_py
+    return prologue, param_py, later
+
+
+def _param_location(fn: Function, v: SSAValue | None) -> SourceLocation | None:
+    if isinstance(v, OpResult):
+        return fn.location(v.op) or fn.location(fn.op)
+    return fn.location(fn.op)
 
 
 def _loops(
-    sched: Schedule, state: KernelState, *, vectorize: bool, reassociate: bool, parallel: bool
+    sched: Schedule,
+    state: KernelState,
+    *,
+    vectorize: bool,
+    reassociate: bool,
+    parallel: bool,
+    later: Later,
 ) -> tuple[list[ast.stmt], Translator, Vectorizer | None]:
     """The kernel's loops from isl's AST of each top-level nest, as array code where the
     legality report proves it (NumPy) or prange where it proves a marked loop parallel
@@ -279,8 +371,13 @@ def _loops(
         else frozenset()
     )
     marked = frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel)
+
+    def write(s: str, dims: list[ast.expr]) -> list[ast.stmt]:
+        writer = StatementWriter(state, stmts[s], dims)
+        return [*writer.write(), *later.after(s, writer)]
+
     translator = Translator(
-        lambda s, dims: StatementWriter(state, stmts[s], dims).write(),
+        write,
         taken=names.taken,
         threaded=frozenset() if numba else marked,
         prange=marked & proven if numba else frozenset(),

@@ -58,6 +58,8 @@ STRUCTURAL_OPS: tuple[type[Operation], ...] = (
     k.MemsetOp,
     k.MemcpyOp,
     k.MatMulOp,
+    # a placeholder consuming its loops: no statement (polykrnl.poly.krnl), no code
+    k.SpecializedKernelOp,
     k.CopyToTileBufferOp,
     k.CopyFromTileBufferOp,
     k.CallOp,

@@ -358,23 +358,26 @@ class Interpreter:
             fr.ivs[loop] = iv
             for v in originals:
                 env[v] = iv
-            anchor: k.IterateOp | None = None
-            for item in loop.body():
-                if isinstance(item, ChildAnchor) and item.iterate.iter_args:
-                    # The anchor's iter_args start before its loop (the next item)
-                    # and its results are their values after it.
-                    anchor = item.iterate
-                    self.start_iter_args(anchor, fr)
-                    continue
-                self._run_item(item, fr)
-                if isinstance(item, Loop) and anchor is not None:
-                    self.finish_iter_args(anchor, fr)
-                    anchor = None
-            if anchor is not None:
-                self.finish_iter_args(anchor, fr)
+            self._run_body(loop.body(), fr)
         fr.ivs.pop(loop, None)
         for v in originals:
             env.pop(v, None)
+
+    def _run_body(self, items: Iterable[Item | Loop], fr: Frame) -> None:
+        anchor: k.IterateOp | None = None
+        for item in items:
+            if isinstance(item, ChildAnchor) and item.iterate.iter_args:
+                # The anchor's iter_args start before its loop (the next item)
+                # and its results are their values after it.
+                anchor = item.iterate
+                self.start_iter_args(anchor, fr)
+                continue
+            self._run_item(item, fr)
+            if isinstance(item, Loop) and anchor is not None:
+                self.finish_iter_args(anchor, fr)
+                anchor = None
+        if anchor is not None:
+            self.finish_iter_args(anchor, fr)
 
     def _run_item(self, item: Item | Loop, fr: Frame) -> None:
         if isinstance(item, Loop):
@@ -406,11 +409,10 @@ class Interpreter:
     def run_iterate(self, op: k.IterateOp, fr: Frame) -> list[Any]:
         nest = fr.nest
         self.start_iter_args(op, fr)
-        if op in nest.roots:
+        if op in nest.inline:
+            self._run_body(nest.inline_body(op), fr)
+        elif op in nest.roots:
             self._run_loop(nest.roots[op], fr)
-        elif op in nest.inline:
-            for item in nest.inline[op]:
-                self._run_item(item, fr)
         else:
             raise UnsupportedError(
                 "krnl.iterate(...) with () outside the body of the krnl.iterate that "

@@ -17,6 +17,8 @@ reads too):
 3. the statements of an iterate body go into the loop of the *last* handle
    of its optimized-loop list, before the loops nested in it; a nested
    `krnl.iterate(%h) with ()` marks where the loop of `%h` goes among them.
+   An empty list puts them in the innermost loop, or, when the body holds such
+   a marker, outside the loops (run in place: `LoopNest.inline_body`).
 
 The result is a tree of :class:`Loop` and :class:`Stmt` items that the
 reference interpreter executes and that the polyhedral model reads. Misuse of
@@ -390,11 +392,14 @@ class _Builder:
             for h in op.optimized_loops:
                 if h not in self.loop_of:
                     self.live(h, op)
-        elif op.entries:
+        elif op.entries and not _holds_marker(op):
             # No optimized list: onnx-mlir leaves the body in the innermost
             # loop of the with list (inside its point loops once blocked).
             last = self.origins.get(op.entries[-1].handle)
             dest = last.carrier if last is not None else None
+        # An empty optimized list whose body holds a `with ()` marker binds the body
+        # to no loop: it sits outside the loops, which go where the marker is
+        # (onnx-mlir's 1-D x 1-D MatMul: the sum's loop, then the store of the sum).
         self.destination[op] = dest
         chunk: list[Operation] = []
         items: list[Item] = []
@@ -414,7 +419,7 @@ class _Builder:
                     items.append(Chain(inner))
                 elif inner.optimized_loops:
                     items.append(ChildAnchor(inner))
-                    self.check_anchor(inner, dest)
+                    self.check_anchor(inner, dest, op)
                 else:
                     items.append(Chain(inner))
             else:
@@ -432,9 +437,25 @@ class _Builder:
         else:
             self.inline[op] = items
 
-    def check_anchor(self, anchor: k.IterateOp, dest: Loop | None) -> None:
+    def check_anchor(self, anchor: k.IterateOp, dest: Loop | None, outer: k.IterateOp) -> None:
         first = self.loop_of.get(anchor.optimized_loops[0])
-        if dest is None or first is None:
+        if first is None:
+            return
+        if dest is None and not outer.optimized_loops and outer in self.roots:
+            root = self.roots[outer]
+            if first is not root:
+                self.error(
+                    anchor,
+                    f"krnl.iterate({self.n(anchor.optimized_loops[0])}) with () must name the "
+                    f"outermost loop {self.n(root.handle)} of the enclosing krnl.iterate: "
+                    "its body binds no loop (an empty first list), so it sits outside them",
+                    "the loop order is "
+                    + " > ".join(self.n(lp.handle) for lp in root.chain())
+                    + f"; name {self.n(root.handle)} in the marker, or list the loops the "
+                    "body belongs to in the first list of the enclosing krnl.iterate",
+                )
+            return
+        if dest is None:
             return
         if dest.child is not first:
             self.error(
@@ -445,6 +466,14 @@ class _Builder:
                 + " > ".join(self.n(lp.handle) for lp in _chain_of(_root(dest)))
                 + "; permute the loops or name the next one",
             )
+
+
+def _holds_marker(op: k.IterateOp) -> bool:
+    """Whether `op`'s body holds a `krnl.iterate(%h) with ()` marker directly."""
+    return any(
+        isinstance(inner, k.IterateOp) and not inner.entries and inner.optimized_loops
+        for inner in op.body.block.ops
+    )
 
 
 def _unblocked(h: SSAValue) -> SSAValue:

@@ -175,12 +175,29 @@ class LoopNest:
     origin_of_iv: dict[SSAValue, Origin]
     # Iterates without loops of their own (`with ()`): where their body goes.
     destination: dict[k.IterateOp, Loop | None]
-    # Bodies of iterates with no loops at all (`krnl.iterate() with ()`),
-    # executed in place.
+    # Bodies executed in place: of iterates with no loops at all (`krnl.iterate()
+    # with ()`), and of those whose empty first list puts the body outside their
+    # loops (a `with ()` marker in the body places them: `inline_body`).
     inline: dict[k.IterateOp, list[Item]]
     diagnostics: list[Diagnostic]
     # The op each diagnostic is about (same order), to sort them in program order.
     diagnostic_ops: list[Operation] = field(default_factory=list)
+
+    def inline_body(self, op: k.IterateOp) -> Iterator[Item | Loop]:
+        """The body of an iterate run in place, in execution order.
+
+        An iterate with loops but an empty first list whose body holds a `with ()`
+        marker is run in place too: its root loop comes right after the marker
+        (unless a kernel op consumes it, as in :meth:`Loop.body`).
+        """
+        root = self.roots.get(op)
+        if root is not None and root.consumed_by is not None:
+            root = None
+        for it in self.inline.get(op, ()):
+            yield it
+            if isinstance(it, ChildAnchor) and root is not None:
+                yield root
+                root = None
 
     def loops(self) -> Iterator[Loop]:
         seen: set[int] = set()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple, cast
 
 import islpy as isl
@@ -17,6 +17,7 @@ from polykrnl.ir import Function, location_of, value_name
 from polykrnl.nest.loops import (
     Chain,
     ChildAnchor,
+    Item,
     Loop,
     LoopNest,
     Stmt,
@@ -270,29 +271,31 @@ class ProgramBuilder:
         out: list[PNode] = []
         if op.iter_args:
             out.append(self.init_statement(op, loops))
-        if op in self.nest.roots:
+        if op in self.nest.inline:
+            out.extend(self.body(self.nest.inline_body(op), loops))
+        elif op in self.nest.roots:
             root = self.nest.roots[op]
             if root.consumed_by is None:
-                node = self.loop(root, loops)
-                if node is not None:
-                    out.append(node)
-        elif op in self.nest.inline:
-            out.extend(self.items(self.nest.inline[op], loops))
+                out.append(self.loop(root, loops))
         return out
 
     def loop(self, lp: Loop, loops: tuple[Loop, ...]) -> PLoop:
         inner = (*loops, lp)
+        return PLoop(self.loop_names[lp], lp, tuple(self.body(lp.body(), inner)))
+
+    def body(self, items: Iterable[Item | Loop], loops: tuple[Loop, ...]) -> list[PNode]:
+        """The nodes of a body inside `loops`: its statements, and its loops as loops."""
         body: list[PNode] = []
         run: list[object] = []
-        for item in lp.body():
+        for item in items:
             if isinstance(item, Loop):
-                body.extend(self.items(run, inner))
+                body.extend(self.items(run, loops))
                 run = []
-                body.append(self.loop(item, inner))
+                body.append(self.loop(item, loops))
             else:
                 run.append(item)
-        body.extend(self.items(run, inner))
-        return PLoop(self.loop_names[lp], lp, tuple(body))
+        body.extend(self.items(run, loops))
+        return body
 
     def items(self, items: Sequence[object], loops: tuple[Loop, ...]) -> list[PNode]:
         out: list[PNode] = []

@@ -196,6 +196,10 @@ POLY.add(
     OpModel(skip=True),
     k.EntryPointOp,
     k.PrefetchOp,  # a cache hint: no value, no access
+    # A placeholder for a kernel a later pass substitutes: it consumes its loops
+    # (they do not run, polykrnl.nest.loops) and has no other operand, so no value
+    # and no access; the interpreter and the kernels do nothing for it.
+    k.SpecializedKernelOp,
     k.DefineLoopsOp,
     k.BlockOp,
     k.PermuteOp,
@@ -217,7 +221,7 @@ POLY.add(OpModel(accesses=_memcpy), k.MemcpyOp)
 POLY.add(OpModel(accesses=_copy_to_tile_buffer, clips=True), k.CopyToTileBufferOp)
 POLY.add(OpModel(accesses=_copy_from_tile_buffer, clips=True), k.CopyFromTileBufferOp)
 POLY.add(OpModel(accesses=_matmul), k.MatMulOp)
-POLY.add(OpModel(accesses=opaque), k.CallOp, k.SpecializedKernelOp)
+POLY.add(OpModel(accesses=opaque), k.CallOp)
 
 POLY.add(PURE, k.GetInductionVarValueOp, k.ShapeOp)
 POLY.add(OpModel(pure=True, accesses=no_accesses, index=dim_size), k.DimOp)

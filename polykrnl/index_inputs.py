@@ -116,6 +116,16 @@ def index_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) 
     """Integer memref arguments of `fn` whose elements subscript memory: name -> the
     smallest size of a dimension they subscript (`dim_size(memref, d)`; None, unknown,
     does not limit them)."""
+    return _element_limits(fn, dim_size, _indexed_dims)
+
+
+def _element_limits(
+    fn: Function,
+    dim_size: Callable[[SSAValue, int], int | None],
+    limited: Callable[[SSAValue, Callable[[SSAValue, int], int | None]], Iterator[int | None]],
+) -> dict[str, int]:
+    """Integer memref arguments of `fn` -> the smallest of the sizes `limited` finds for
+    the values loaded from them (what each loaded element may be at most)."""
     limits: dict[str, int] = {}
     if not fn.op.body.blocks:
         return limits
@@ -124,7 +134,7 @@ def index_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) 
         if not (isinstance(t, MemRefType) and isinstance(t.element_type, IntegerType)):
             continue
         for load in _loads(value):
-            for n in _indexed_dims(load.results[0], dim_size):
+            for n in limited(load.results[0], dim_size):
                 if n is not None and n > 0:
                     limits[arg.name] = min(limits.get(arg.name, n), n)
     return limits
@@ -187,15 +197,4 @@ def size_limits(fn: Function, dim_size: Callable[[SSAValue, int], int | None]) -
     """Integer memref arguments whose elements bound loops that subscript memory (TopK's
     k): name -> the smallest size such a loop subscripts, the largest element a run may
     hold. Random values in [-10, 10] would run the loop past that size, or not at all."""
-    limits: dict[str, int] = {}
-    if not fn.op.body.blocks:
-        return limits
-    for arg, value in zip(fn.arguments, fn.op.body.block.args, strict=True):
-        t = arg.type
-        if not (isinstance(t, MemRefType) and isinstance(t.element_type, IntegerType)):
-            continue
-        for load in _loads(value):
-            for n in _bounded_dims(load.results[0], dim_size):
-                if n is not None and n > 0:
-                    limits[arg.name] = min(limits.get(arg.name, n), n)
-    return limits
+    return _element_limits(fn, dim_size, _bounded_dims)

@@ -494,10 +494,7 @@ def test_compare() -> None:
     assert not compare(words, np.array(["a", "c"], dtype=object), exact=True, n=2).ok
 
 
-# The installed console script in a child process; every verb it runs is tested
-# in-process in the fast tier.
-@pytest.mark.slow
-def test_console_script_emit_and_run(tmp_path: Path) -> None:
+def test_console_script_runs_and_verifies(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "polykrnl"
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "polykrnl.cli"]
     path = str(LEGALITY / "jacobi_1d.mlir")
@@ -508,6 +505,14 @@ def test_console_script_emit_and_run(tmp_path: Path) -> None:
     assert proc.stdout.endswith(
         "verify: ok, exactly equal to the reference (the kernel keeps its order)\n"
     )
+
+
+@pytest.mark.slow  # another new process (fast tier: the run above; this error in-process:
+# test_emit_unknown_function_and_usage_errors)
+def test_console_script_emit_error_exits_2_without_traceback() -> None:
+    script = Path(sys.executable).parent / "polykrnl"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "polykrnl.cli"]
+    path = str(LEGALITY / "jacobi_1d.mlir")
     proc = subprocess.run(
         [*cmd, "emit", "numpy", path, "--func", "missing"],
         capture_output=True,

@@ -1,6 +1,6 @@
 """A bounded differential campaign (tools/differential.py) over random Krnl programs.
 
-60 programs with 2 recipes each (seed 0; 12 in the fast tier): legal schedules give
+60 programs with 2 recipes each (seed 0; 6 in the fast tier): legal schedules give
 the reference's arrays in their own order and from both NumPy kernels, every witness
 of an illegal one is real, and nothing raises outside polykrnl's error hierarchy.
 The campaign must meet both legal and illegal schedules, so that it can fail.
@@ -48,7 +48,7 @@ func.func @f(%A: memref<4x4xf32>, %B: memref<6xf32>) {
 @pytest.mark.slow
 @SIZED
 def test_bounded_campaign_finds_no_disagreement(tier: str) -> None:
-    programs = 12 if tier == FEW else 60
+    programs = 6 if tier == FEW else 60
     res = campaign(seed=0, programs=programs, recipes=2)
     assert res.programs == programs
     assert res.legal > 0 and res.illegal > 0 and res.witnesses > 0, res.to_json()
@@ -247,7 +247,18 @@ func.func @f(%A: memref<8x11xf32>, %B: memref<1x1xf32>, %C: memref<4x4xf32>, %N:
 
 
 def test_legality_of_a_schedule_whose_tree_crashed_isl() -> None:
-    # In a child process: a regression would kill the interpreter, not fail a test.
+    # In a child process: a regression would kill the interpreter, not fail a test. A
+    # forked child (polykrnl already imported) that dies sends no answer: RuntimeError.
+    import os
+
+    from polykrnl.time_limit import call_with_time_limit
+
+    if hasattr(os, "fork"):
+        legal = call_with_time_limit(
+            lambda: pk.schedule(pk.parse(SEGFAULT)["f"], force=True).check().legal, 600
+        )
+        assert legal in (True, False)
+        return
     import subprocess
 
     code = (
@@ -266,7 +277,7 @@ def test_legality_of_a_schedule_whose_tree_crashed_isl() -> None:
 def test_bounded_pto_campaign_agrees_with_the_interpreter(tier: str) -> None:
     from differential_pto import campaign as pto_campaign
 
-    programs = 16 if tier == FEW else 80
+    programs = 8 if tier == FEW else 80
     res = pto_campaign(seed=0, programs=programs)
     assert not res.findings, "\n\n".join(res.findings[:3])
     # The leg must actually lower and simulate most programs (3 in 4), or it tests nothing.

@@ -1,4 +1,6 @@
-"""Test tiers: ``python -m pytest -q -m "not slow"`` is the fast tier (README gives its time);
+"""Test tiers: ``python -m pytest -q -n 2 -m "not slow"`` is the fast tier (README gives its
+time; every pytest-xdist worker collects the same items in the same order, so SAMPLED
+selects the same cases in each);
 the plain run is everything (the `slow` marker: pyproject.toml; property tests and SIZED
 tests: property_tiers.py; the sampled parametrizations: SAMPLED below)."""
 

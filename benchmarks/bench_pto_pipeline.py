@@ -1,6 +1,6 @@
 """PTO double buffering under the pipe timeline's cost model (issue 18).
 
-Each kernel of tests/tiles/krnl/pto_kernels.mlir is lowered twice for A2/A3, with one copy
+Each kernel of tests/targets/pto/krnl/pto_kernels.mlir is lowered twice for A2/A3, with one copy
 of every tile (``double_buffer=False``) and with double buffering, and both instruction
 lists are timed by ``PtoKernel.timeline`` (pipes in parallel, flags obeyed, the default
 ``CostModel``): the ratio single / double is the modelled gain. The model compares schedules
@@ -19,7 +19,7 @@ import numpy as np
 import polykrnl as pk
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS = ROOT / "tests" / "tiles" / "krnl" / "pto_kernels.mlir"
+KERNELS = ROOT / "tests" / "targets" / "pto" / "krnl" / "pto_kernels.mlir"
 
 
 def _cases(rng: np.random.Generator) -> list[tuple[str, str, dict[str, Any]]]:

@@ -9,7 +9,7 @@ import polykrnl as pk
 from polykrnl.cli import main
 
 ROOT = Path(__file__).resolve().parent
-KERNELS = ROOT / "tiles" / "krnl" / "pto_kernels.mlir"
+KERNELS = ROOT / "targets" / "pto" / "krnl" / "pto_kernels.mlir"
 SIZES = ["--param", "N=37", "--param", "M=21"]
 DIMS = ["--param", "A.0=37", "--param", "A.1=21", "--param", "B.0=21", "--param", "B.1=37"]
 
@@ -69,7 +69,7 @@ def test_errors_exit_2_with_a_message() -> None:
     assert "matmul_panel.mlir:60:5" in err and "pad value -1.0" in err and "^^^" in err
 
 
-ERRORS = ROOT / "tiles" / "krnl" / "pto_errors.mlir"
+ERRORS = ROOT / "targets" / "pto" / "krnl" / "pto_errors.mlir"
 
 
 def test_a5_kernel_to_stdout_and_to_a_file(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from polykrnl.cli import main
 from polykrnl.time_limit import TimeLimitExceeded, call_with_time_limit
-from tests.model.test_isl_budget import DEEP
+from tests.poly.test_isl_budget import DEEP
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="the limit needs os.fork")
 

@@ -13,7 +13,7 @@ test corpus and the PolyBench kernels needs in one call (2^19 operations, a thir
 second), and 2 to 4 times what the heaviest of 6000 random programs of the
 differential campaign needed (between 2^23 and 2^24, 2.8 s). isl's operations are not
 of one cost, though: a 3-deep nest blocked twice per loop with a `mod 1000` subscript
-(DEEP in tests/model/test_isl_budget.py) spent 2^23 of them in 52 s and the whole
+(DEEP in tests/poly/test_isl_budget.py) spent 2^23 of them in 52 s and the whole
 budget in 4.5 minutes, and a 6-deep one spent 2^21 in four minutes. So the bound is on
 work, not time: a pathological program ends in a ComplexityError, but possibly after
 minutes (isl holds the GIL, so no watchdog thread can stop one long isl call sooner;

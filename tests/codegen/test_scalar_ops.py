@@ -946,13 +946,13 @@ def test_every_translated_op_is_tested() -> None:
         for c in CASES
     }
     tested |= {"arith.constant", "affine.apply", "affine.min", "affine.max"}
-    # Views and sizes: tests/model/test_onnx_shaped_functions.py (kernel == interpreter
+    # Views and sizes: tests/interpreter/test_onnx_shaped_functions.py (kernel == interpreter
     # == NumPy) and the differential test over tests/corpus/onnx_*.mlir.
     tested |= {"memref.cast", "memref.dim", "krnl.dim", "memref.reshape", "memref.view"}
     tested |= {"memref.reinterpret_cast", "builtin.unrealized_conversion_cast"}
-    # tests/model/test_parse_onnx_mlir_syntax.py: kernel == interpreter == NumPy.
+    # tests/reader/test_parse_onnx_mlir_syntax.py: kernel == interpreter == NumPy.
     tested |= {"krnl.get_linear_offset_index"}
-    # Vector ops (lanes): tests/model/test_vector_ops.py, kernel == interpreter == NumPy.
+    # Vector ops (lanes): tests/interpreter/test_vector_ops.py, kernel == interpreter == NumPy.
     tested |= {n for n in numpy_ops.op_names() if n.startswith("vector.")}
     assert set(numpy_ops.op_names()) - tested == set()
 

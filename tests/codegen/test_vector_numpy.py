@@ -17,7 +17,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
-from tests.model.test_vector_ops import LANE_CASTS, MASKED, TRANSFERS
+from tests.interpreter.test_vector_ops import LANE_CASTS, MASKED, TRANSFERS
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMD = ROOT / "tests" / "corpus" / "simd_add_remainder.mlir"
@@ -98,7 +98,7 @@ func.func @mask_bits(%x: memref<2x4xf32>, %m: memref<2x4xi32>, %bits: memref<2x8
 def test_transfers_with_padding_masks_and_permutations(n: int) -> None:
     # Reads past the end (padded), masked reads and writes, a column read down a
     # permutation map: the kernel equals the interpreter; the interpreter equals NumPy
-    # (tests/model/test_vector_ops.py).
+    # (tests/interpreter/test_vector_ops.py).
     fn = pk.parse(TRANSFERS)["transfers"]
     a = RNG.standard_normal((3, 10)).astype(np.float32)
     outs = []

@@ -11,7 +11,7 @@ import polykrnl as pk
 from polykrnl.viz import buffer_usage, plot_buffers, plot_tiles, plot_timeline, tile_windows
 from polykrnl.viz.pto import tile_role
 
-KERNELS = pk.load(Path(__file__).parent.parent / "tiles" / "krnl" / "pto_kernels.mlir")
+KERNELS = pk.load(Path(__file__).parent.parent / "targets" / "pto" / "krnl" / "pto_kernels.mlir")
 
 
 def test_transpose_windows_with_partial_edges() -> None:
@@ -56,7 +56,7 @@ def test_missing_size_is_named() -> None:
 
 
 def test_buffer_usage_of_the_fused_softmax() -> None:
-    from tests.tiles.pto_cases import FUSED
+    from tests.targets.pto.pto_cases import FUSED
 
     kernel = pk.schedule(FUSED["softmax5"]).to_pto("a2a3")
     (ub,) = buffer_usage(kernel)
@@ -82,7 +82,9 @@ def test_plot_buffers_one_bar_per_buffer() -> None:
 
 
 def test_plot_timeline_draws_each_pipe_of_each_run() -> None:
-    fn = pk.load(Path(__file__).parents[1] / "tiles" / "krnl" / "pto_kernels.mlir")["softmax"]
+    fn = pk.load(Path(__file__).parents[1] / "targets" / "pto" / "krnl" / "pto_kernels.mlir")[
+        "softmax"
+    ]
     x = np.random.default_rng(0).uniform(-1, 1, (32, 40)).astype(np.float32)
     runs = [
         pk.schedule(fn).to_pto("a2a3", double_buffer=db).timeline(N=32, X=x, Y=np.zeros_like(x))

@@ -12,7 +12,8 @@ binary op that combines two partial row reductions). Everything else reads this 
 Adding an instruction: one entry here (a binary op with its three forms is one
 :func:`_binary` call); a lowering pattern if Krnl ops should reach it (``implements`` is
 enough for a new unary, binary or row-reducing op); a test of its NumPy model in
-tests/targets/pto/test_sim.py. tests/targets/pto/test_instructions.py runs every entry on a small tile.
+tests/targets/pto/test_sim.py. tests/targets/pto/test_instructions.py runs every entry on a
+small tile.
 
 Tmp sizes are kept apart, in :mod:`.tmp_rules` and :data:`.types.TMP_INSTRUCTIONS`: they
 cover every instruction of the ISA that takes a tmp, including those polykrnl never emits.

@@ -31,6 +31,10 @@ def _same(x: Any, y: Any) -> bool:
 # The corpus gemm (static 20 x 30 x 25) takes the interpreter over a second in schedule
 # order, matmul_panel half a second: the fast tier runs the other programs.
 SLOW = {"gemm-gemm", "matmul_panel-matmul_panel"}
+# Loop bounds read from memory the function writes: the instances of the later nests are
+# known only while the program runs, and the run in a schedule's order enumerates them from
+# the model first, so it refuses (the plain interpreter and the kernels run them).
+REFUSED = {"bound_from_written_memory-count": "a value computed inside the function"}
 
 
 def _param(path: Path, name: str) -> Any:
@@ -45,6 +49,11 @@ def test_recipe_order_runs_like_the_reference(path: Path, name: str) -> None:
     args = make_inputs(fn, params, seed=1, size=8)
     plain, scheduled = copy.deepcopy(args), copy.deepcopy(args)
     r1 = pk.run_reference(fn, **plain)
+    refusal = REFUSED.get(f"{path.stem}-{name}")
+    if refusal is not None:
+        with pytest.raises(pk.UnsupportedError, match=refusal):
+            pk.run_reference(fn, schedule=pk.schedule(fn, force=True), **scheduled)
+        return
     r2 = pk.run_reference(fn, schedule=pk.schedule(fn, force=True), **scheduled)
     for key, value in plain.items():
         if not isinstance(value, str):

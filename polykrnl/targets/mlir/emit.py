@@ -122,10 +122,14 @@ class StatementEmission:
             return found
         program = self.scope.program
         if v in program.virtual:
-            raise self.unsupported(
-                f"{_describe(v)} is kept between statements (an iter_arg, or a value "
-                "computed outside the loop that uses it): the MLIR target has no "
-                "translation for that yet"
+            # Outside every statement (a loop bound) the refusal is located at the value's op.
+            maker = v.op if isinstance(v, OpResult) else None
+            where = self.location or (program.function.location(maker) if maker else None)
+            raise unsupported(
+                f"{_describe(v)} ({_made_by(v)}) is kept between statements (an iter_arg, "
+                "or a value computed outside the loop that uses it): the MLIR target has no "
+                "translation for that yet",
+                where,
             )
         if isinstance(v, BlockArgument):
             origin = program.nest.origin_of_iv.get(v)
@@ -266,6 +270,14 @@ def _may_leave(e: StatementEmission, array: str) -> bool:
 
 def _describe(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else "a value"
+
+
+def _made_by(v: SSAValue) -> str:
+    """The op a value comes from, named as users write it (the refusal names the op)."""
+    if isinstance(v, OpResult):
+        return f"a result of `{v.op.name}`"
+    owner = v.owner.parent_op() if isinstance(v, BlockArgument) else None
+    return f"an argument of `{owner.name}`" if owner is not None else "a block argument"
 
 
 def _hoisted(s: Statement) -> bool:

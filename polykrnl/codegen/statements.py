@@ -430,13 +430,7 @@ class StatementWriter:
         if (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found
             needed = {helper, *NEEDS.get(helper, ())}
-            if self.st.form.compiled and not needed <= SCALAR_HELPERS.keys():
-                # The helper is NumPy code over Python objects (krnl.matmul's blocks):
-                # compiled code has no form of it, so the op is refused here, located.
-                raise self.unsupported(
-                    f"{op.name} has no {self.st.form.label} translation yet",
-                    "use the NumPy target (emit numpy)",
-                )
+            self._refuse_helpers_compiled_code_lacks(op, needed, op.name)
             self.st.helpers |= needed
             if isinstance(op, vector.TransferReadOp | vector.MaskedLoadOp):
                 self.bind(op.results[0], call_expr)
@@ -572,6 +566,17 @@ class StatementWriter:
             return False
         return True
 
+    def _refuse_helpers_compiled_code_lacks(
+        self, op: Operation, helpers: set[str], what: str
+    ) -> None:
+        """Refuse `op`, located, when compiled code has no scalar form of a helper it needs
+        (the NumPy helpers work on arrays and Python objects: krnl.matmul's blocks)."""
+        if self.st.form.compiled and not helpers <= SCALAR_HELPERS.keys():
+            raise self.unsupported(
+                f"{what} has no {self.st.form.label} translation yet",
+                "use the NumPy target (emit numpy)",
+            )
+
     def _computed(self, op: Operation) -> None:
         """A value from the NUMPY op table (vector values, as lanes, only reach here in
         scalar loops)."""
@@ -589,14 +594,8 @@ class StatementWriter:
             self._hoisted.append(assign(local, exprs[0]))
             self.env[op.results[0]] = ast.Subscript(name(local), self.lane, ast.Load())
             return
-        if self.st.form.compiled:
-            missing = sorted(added - SCALAR_HELPERS.keys())
-            if missing:
-                raise self.unsupported(
-                    f"{op.name} ({', '.join(str(r.type) for r in op.results)}) has no "
-                    f"{self.st.form.label} translation yet",
-                    "use the NumPy target (emit numpy)",
-                )
+        types = ", ".join(str(r.type) for r in op.results)
+        self._refuse_helpers_compiled_code_lacks(op, added, f"{op.name} ({types})")
         if self.st.form.typed is not None:
             typed = self.st.form.typed
             exprs = [

@@ -312,8 +312,10 @@ def _run_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
     sp.add_argument(
         "--size",
         type=int,
-        default=16,
-        help="value of the dynamic dimensions and index/integer arguments no --param sets",
+        default=None,
+        help="value of the dynamic dimensions and index/integer arguments no --param sets "
+        "(default 16; with the reference interpreter, 8, 4 or 2 when 16 would keep it "
+        "running more than a few seconds: the run says so)",
     )
     mode = sp.add_mutually_exclusive_group()
     mode.add_argument(

@@ -18,7 +18,7 @@ from polykrnl.errors import PolykrnlError
 from polykrnl.interpreter import Interpreter
 from polykrnl.interpreter.core import Frame
 from polykrnl.ir import Function
-from polykrnl.poly import DimParam, poly_program
+from polykrnl.poly import DimParam, PolyProgram, poly_program
 
 #: op executions the reference interpreter runs a second, typically (2.3e5 to 2.8e5
 #: on most programs of a 2-core machine, up to 2e6 where it runs vectors as arrays)
@@ -50,18 +50,7 @@ def reference_work(fn: Function, inputs: Mapping[str, Any]) -> int | None:
         program = poly_program(fn)
     except PolykrnlError:
         return None
-    values: dict[str, int] = {}
-    for name, src in program.param_sources.items():
-        if isinstance(src, DimParam):
-            arr = inputs.get(src.array_name)
-            if isinstance(arr, np.ndarray) and src.dim < arr.ndim:
-                values[name] = arr.shape[src.dim]
-        else:
-            v = inputs.get(str(src))
-            if not isinstance(v, int | np.integer):
-                v = _fixed_value(fn, inputs, src.value)
-            if isinstance(v, int | np.integer):
-                values[name] = int(v)
+    values = param_values(program, inputs)
     total = 0
     for st in program.statements:
         dom = st.domain
@@ -80,6 +69,26 @@ def reference_work(fn: Function, inputs: Mapping[str, Any]) -> int | None:
             count *= max(0, hi.to_python() - lo.to_python() + 1)
         total += count
     return total
+
+
+def param_values(program: PolyProgram, inputs: Mapping[str, Any]) -> dict[str, int]:
+    """The value of each parameter of `program` (isl names) on these arguments: dynamic
+    sizes from the arrays, index arguments, and sizes computed from them before the
+    loops; a parameter with no value here is left out."""
+    fn = program.function
+    values: dict[str, int] = {}
+    for name, src in program.param_sources.items():
+        if isinstance(src, DimParam):
+            arr = inputs.get(src.array_name)
+            if isinstance(arr, np.ndarray) and src.dim < arr.ndim:
+                values[name] = arr.shape[src.dim]
+        else:
+            v = inputs.get(str(src))
+            if not isinstance(v, int | np.integer):
+                v = _fixed_value(fn, inputs, src.value)
+            if isinstance(v, int | np.integer):
+                values[name] = int(v)
+    return values
 
 
 def _fixed_value(fn: Function, inputs: Mapping[str, Any], value: SSAValue) -> Any:

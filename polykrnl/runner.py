@@ -38,6 +38,7 @@ from polykrnl.reference_work import (
     REFERENCE_RATE,
     reference_work,
 )
+from polykrnl.run_sizes import fit_sizes
 from polykrnl.tolerance import compare, describe_difference
 
 if TYPE_CHECKING:
@@ -190,6 +191,70 @@ def _write_outputs(
         out.write("  no output: no memref argument changed and nothing was returned\n")
 
 
+#: op executions (`reference_work`) a `run --verify` without --size aims at: a few
+#: seconds of the reference interpreter
+AUTO_REFERENCE_STEPS = 1_000_000
+
+
+def _auto_size(
+    fn: Function,
+    params: Mapping[str, float],
+    seed: int,
+    given: Mapping[str, np.ndarray[Any, Any]],
+    reference: bool,
+) -> tuple[int, str]:
+    """The value of the dynamic sizes when --size is not given, and a note saying why
+    when it is not DEFAULT_SIZE.
+
+    A run without the reference interpreter takes DEFAULT_SIZE. With it, the largest of
+    DEFAULT_SIZE, /2, /4, /8 whose estimated reference work stays under
+    AUTO_REFERENCE_STEPS: a check at 16 that takes minutes in the interpreter is
+    rarely what an unsized `run --verify` asks for. Sizes that do not change the work
+    (a program without dynamic sizes) keep DEFAULT_SIZE.
+    """
+    if not reference:
+        return DEFAULT_SIZE, ""
+    works: dict[int, int] = {}
+    for size in (DEFAULT_SIZE, DEFAULT_SIZE // 2, DEFAULT_SIZE // 4, DEFAULT_SIZE // 8):
+        work = reference_work(fn, make_inputs(fn, params, seed=seed, size=size, given=given))
+        if work is None:
+            return DEFAULT_SIZE, ""
+        works[size] = work
+        if work <= AUTO_REFERENCE_STEPS:
+            break
+    size = min(works, key=lambda n: (works[n], -n))
+    first = works[DEFAULT_SIZE]
+    if works[size] >= first:
+        return DEFAULT_SIZE, ""
+    return size, (
+        f"dynamic sizes {size}, not {DEFAULT_SIZE}: at {DEFAULT_SIZE} the reference "
+        f"interpreter would run up to {first:.3g} ops (give --size to choose)"
+    )
+
+
+def _inputs(
+    fn: Function,
+    params: Mapping[str, float],
+    seed: int,
+    size: int | None,
+    input_files: Mapping[str, str],
+    reference: bool,
+) -> tuple[dict[str, Any], list[str]]:
+    """The arguments of a run (random, or read from `input_files`) and the notes on the
+    sizes chosen for them (:func:`_auto_size`, :func:`fit_sizes`)."""
+    given = load_inputs(fn, input_files)
+    notes: list[str] = []
+    if size is None:
+        size, note = _auto_size(fn, params, seed, given, reference)
+        notes += [note] * bool(note)
+    fixed = set(params) | {f"{n}.{d}" for n, a in given.items() for d in range(a.ndim)}
+    run_size = size
+    params, fit_notes = fit_sizes(
+        fn, params, fixed, lambda p: make_inputs(fn, p, seed=seed, size=run_size, given=given)
+    )
+    return make_inputs(fn, params, seed=seed, size=size, given=given), notes + fit_notes
+
+
 def run_cli(
     module: Module,
     *,
@@ -199,7 +264,7 @@ def run_cli(
     verify: bool,
     seed: int,
     out: TextIO,
-    size: int = DEFAULT_SIZE,
+    size: int | None = None,
     parallel: bool = False,
     input_files: Mapping[str, str] | None = None,
     target: str = "numpy",
@@ -207,7 +272,9 @@ def run_cli(
     """`polykrnl run`: returns the exit status (errors raise PolykrnlError).
 
     0: ran (and, with `verify`, the kernel matches the reference); 1: with
-    `verify`, the kernel differs from the reference beyond the tolerance.
+    `verify`, the kernel differs from the reference beyond the tolerance. `size`
+    None: DEFAULT_SIZE, or smaller when the reference interpreter runs
+    (:func:`_auto_size`).
     """
     fn = choose_function(module, func)
     if reference and verify:
@@ -216,10 +283,9 @@ def run_cli(
             "interpreter too, and compares the NumPy kernel with it",
             hint="drop --reference",
         )
-    if size < 0:
+    if size is not None and size < 0:
         raise ArgumentError(f"--size cannot be negative ({size})")
-    given = load_inputs(fn, input_files or {})
-    inputs = make_inputs(fn, params, seed=seed, size=size, given=given)
+    inputs, notes = _inputs(fn, params, seed, size, input_files or {}, reference or verify)
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.
@@ -240,6 +306,8 @@ def run_cli(
         + (", ".join(f"{n} {_describe(v)}" for n, v in inputs.items()) or "none")
         + "\n"
     )
+    for line in notes:
+        out.write(f"  note: {line}\n")
     if compiled is None:
         results, elapsed = _run_reference(module, fn, inputs, out)
         out.write(f"  ran in {_seconds(elapsed)}\n")

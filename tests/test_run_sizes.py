@@ -73,3 +73,90 @@ def test_run_verify_passes_on_random_inputs(tmp_path: Path) -> None:
                 err=err,
             )
             assert code == 0, err.getvalue()
+
+
+# onnx-mlir's Concat of two `?x?` inputs along axis 0: the column loop runs to a static
+# 32 over both inputs' dynamic column dimension, which the model it was compiled for
+# makes 32; equal random sizes would read past the columns.
+CONCAT = """
+func.func @concat(%a: memref<?x?xf32>, %b: memref<?x?xf32>) -> memref<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %na = memref.dim %a, %c0 : memref<?x?xf32>
+  %nb = memref.dim %b, %c0 : memref<?x?xf32>
+  %n = arith.addi %na, %nb : index
+  %out = memref.alloc(%n) : memref<?x32xf32>
+  %l:2 = krnl.define_loops 2
+  krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to %na, %l#1 -> %j = 0 to 32) {
+    %v = krnl.load %a[%i, %j] : memref<?x?xf32>
+    krnl.store %v, %out[%i, %j] : memref<?x32xf32>
+  }
+  %m:2 = krnl.define_loops 2
+  krnl.iterate(%m#0, %m#1) with (%m#0 -> %i = 0 to %nb, %m#1 -> %j = 0 to 32) {
+    %v = krnl.load %b[%i, %j] : memref<?x?xf32>
+    %r = arith.addi %i, %na : index
+    krnl.store %v, %out[%r, %j] : memref<?x32xf32>
+  }
+  return %out : memref<?x32xf32>
+}
+
+func.func @big(%a: memref<?x?x?xf32>) -> memref<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n0 = memref.dim %a, %c0 : memref<?x?x?xf32>
+  %n1 = memref.dim %a, %c1 : memref<?x?x?xf32>
+  %n2 = memref.dim %a, %c2 : memref<?x?x?xf32>
+  %out = memref.alloc(%n0, %n1, %n2) : memref<?x?x?xf32>
+  %l:4 = krnl.define_loops 4
+  krnl.iterate(%l#0, %l#1, %l#2, %l#3) with (%l#0 -> %i = 0 to %n0, %l#1 -> %j = 0 to %n1,
+      %l#2 -> %k = 0 to %n2, %l#3 -> %r = 0 to 300) {
+    %v = krnl.load %a[%i, %j, %k] : memref<?x?x?xf32>
+    krnl.store %v, %out[%i, %j, %k] : memref<?x?x?xf32>
+  }
+  return %out : memref<?x?x?xf32>
+}
+"""
+
+
+def _run(tmp_path: Path, fn: str, *extra: str) -> tuple[int, str]:
+    src = tmp_path / "p.mlir"
+    src.write_text(CONCAT)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", "--verify", "--func", fn, *extra, str(src)], out=out, err=err)
+    return code, out.getvalue() + err.getvalue()
+
+
+def test_run_grows_a_dynamic_dimension_the_program_addresses_further(tmp_path: Path) -> None:
+    code, text = _run(tmp_path, "concat")
+    assert code == 0, text
+    assert "inputs: a 16x32 float32, b 16x32 float32" in text
+    assert "note: a.1 = 32: the program addresses it up to index 31" in text
+    assert "verify: ok, exactly equal" in text
+
+
+def test_run_keeps_a_dimension_the_user_gives_and_refuses_the_run(tmp_path: Path) -> None:
+    code, text = _run(tmp_path, "concat", "--param", "a.1=20")
+    assert code == 2
+    assert "a 16x20 float32, b 16x32 float32" in text
+    assert "out of bounds: index 20 in dimension 1 of %a" in text, text
+
+
+def test_run_verify_without_size_shrinks_the_sizes_the_interpreter_would_take_long_on(
+    tmp_path: Path,
+) -> None:
+    # 16^3 x 300 instances of two ops: about 2.5e6 ops at 16; 8 gives 3e5.
+    code, text = _run(tmp_path, "big")
+    assert code == 0, text
+    assert "inputs: a 8x8x8 float32" in text
+    assert "note: dynamic sizes 8, not 16" in text
+    code, text = _run(tmp_path, "big", "--size", "16")
+    assert code == 0, text
+    assert "inputs: a 16x16x16 float32" in text and "not 16" not in text
+
+
+def test_a_kernel_run_without_the_interpreter_keeps_the_default_size(tmp_path: Path) -> None:
+    src = tmp_path / "p.mlir"
+    src.write_text(CONCAT)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["run", "--func", "big", str(src)], out=out, err=err) == 0, err.getvalue()
+    assert "a 16x16x16 float32" in out.getvalue()

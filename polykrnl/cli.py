@@ -355,6 +355,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from polykrnl.inputs import load_inputs
     from polykrnl.reader.parser import load
     from polykrnl.runner import choose_function
     from polykrnl.tuning import tune
@@ -366,6 +367,7 @@ def _cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     module = load(args.file)
     verify(module)
     fn = choose_function(module, args.func, question="which one should be tuned?")
+    sample = load_inputs(fn, dict(_param_items(args.input, "NAME=FILE.npy", "--input")))
 
     def progress(p: object) -> None:
         from polykrnl.tuning.search import Progress
@@ -392,6 +394,7 @@ def _cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # the output is Krnl text, which has no skew
         skew=args.output is None,
         progress=progress,
+        sample=sample,
     )
     err.write("\n")
     out.write(str(result) + "\n\n# the winner in Python\n" + result.script + "\n")

@@ -383,6 +383,14 @@ def _tune_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
         help="value of the dynamic dimensions and index arguments no --param sets",
     )
     sp.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="a sample of memref argument NAME (a NumPy .npy file): its shape sets NAME's "
+        "dynamic dimensions, as `run --input` does",
+    )
+    sp.add_argument(
         "--budget",
         type=float,
         default=120.0,

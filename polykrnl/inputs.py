@@ -158,22 +158,10 @@ def _dim_sizes(
 
 def load_inputs(fn: Function, files: Mapping[str, str]) -> dict[str, np.ndarray[Any, Any]]:
     """Arrays for memref arguments of `fn` from .npy files (`run --input NAME=FILE`),
-    checked against the argument's type: the rank, every static dimension, and an element
-    type NumPy casts to the argument's without loss."""
-    names = {a.name: a.type for a in fn.arguments}
+    checked against the argument's type (:func:`check_input`)."""
     arrays: dict[str, np.ndarray[Any, Any]] = {}
     for name, path in files.items():
-        t = names.get(name)
-        if not isinstance(t, MemRefType) or isinstance(t.element_type, MemRefType | k.StringType):
-            raise ArgumentError(
-                f"--input {name}: @{fn.name} has no array argument %{name}",
-                hint="--input gives the data of a memref argument of numbers; "
-                + (
-                    "set a scalar with --param"
-                    if name in names
-                    else "arguments: " + ", ".join(names)
-                ),
-            )
+        _array_argument(fn, name, f"--input {name}")
         try:
             data = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as e:
@@ -181,25 +169,46 @@ def load_inputs(fn: Function, files: Mapping[str, str]) -> dict[str, np.ndarray[
                 f"--input {name}: cannot read {path} as a NumPy .npy file ({e})",
                 hint="write it with numpy.save(path, array)",
             ) from None
-        want = memref_dtype(t)
-        shape = memref_shape(t)
-        fits = data.ndim == len(shape) and all(
-            n is None or n == m for n, m in zip(shape, data.shape, strict=False)
-        )
-        if not fits:
-            raise ArgumentError(
-                f"--input {name}: {path} holds a {'x'.join(map(str, data.shape)) or 'scalar'} "
-                f"array, %{name} is {t}",
-                hint="give an array of the argument's shape (any size where the type has ?)",
-            )
-        if not np.can_cast(data.dtype, want, casting="safe"):
-            raise ArgumentError(
-                f"--input {name}: {path} holds {data.dtype}, which does not convert to "
-                f"{want} (%{name} is {t}) without loss",
-                hint=f"save the array as {want}",
-            )
-        arrays[name] = np.ascontiguousarray(data.astype(want))
+        arrays[name] = check_input(fn, name, data, f"--input {name}: {path}")
     return arrays
+
+
+def _array_argument(fn: Function, name: str, what: str) -> MemRefType:
+    names = {a.name: a.type for a in fn.arguments}
+    t = names.get(name)
+    if not isinstance(t, MemRefType) or isinstance(t.element_type, MemRefType | k.StringType):
+        raise ArgumentError(
+            f"{what}: @{fn.name} has no array argument %{name}",
+            hint="this gives the data of a memref argument of numbers; "
+            + ("set a scalar with --param" if name in names else "arguments: " + ", ".join(names)),
+        )
+    return t
+
+
+def check_input(
+    fn: Function, name: str, data: np.ndarray[Any, Any], what: str
+) -> np.ndarray[Any, Any]:
+    """`data` for memref argument `name` of `fn`, contiguous in the argument's element
+    type, after checking the rank, every static dimension, and that NumPy casts its
+    element type to the argument's without loss (`what` says where it came from)."""
+    t = _array_argument(fn, name, what)
+    want = memref_dtype(t)
+    shape = memref_shape(t)
+    fits = data.ndim == len(shape) and all(
+        n is None or n == m for n, m in zip(shape, data.shape, strict=False)
+    )
+    if not fits:
+        raise ArgumentError(
+            f"{what} holds a {'x'.join(map(str, data.shape)) or 'scalar'} array, %{name} is {t}",
+            hint="give an array of the argument's shape (any size where the type has ?)",
+        )
+    if not np.can_cast(data.dtype, want, casting="safe"):
+        raise ArgumentError(
+            f"{what} holds {data.dtype}, which does not convert to {want} (%{name} is {t}) "
+            "without loss",
+            hint=f"save the array as {want}",
+        )
+    return np.ascontiguousarray(data.astype(want))
 
 
 def _run_shape(name: str, t: MemRefType, params: Mapping[str, float], size: int) -> tuple[int, ...]:

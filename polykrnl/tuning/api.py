@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
@@ -34,7 +35,8 @@ def tune(
     repeats: int = 3,
     size: int = 16,
     cost: Cost | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: Callable[[Progress], None] | bool | None = None,
+    sample: Mapping[str, Any] | None = None,
 ) -> TuneResult:
     """The fastest legal schedule of `fn` found in `budget` seconds, by measured time.
 
@@ -45,7 +47,12 @@ def tune(
     pruned before anything is compiled. Each other candidate is compiled with Numba
     (`parallel=threads`), checked against the reference interpreter at small sizes, then
     timed at `params` (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``;
-    others take `size`) with a warm-up and `repeats` calls, median kept.
+    others take `size`) with a warm-up and `repeats` calls, median kept. `sample` (arrays
+    by argument name, as the function will be called) sets the dynamic dimensions of
+    those arguments to the sample's shapes, where `params` does not.
+
+    `progress`: a callable handed a `Progress` after every batch of candidates, or True
+    for a progress bar (tqdm's: a widget in Jupyter, a line in a terminal).
 
     Candidates are measured by a local process pool (`workers` processes, default one
     per core; 0: this process) or by the workers of a Dask cluster (`dask`: its address,
@@ -81,7 +88,7 @@ def tune(
     _check_arguments(target, budget, repeats, dask, max_trials)
     optuna_module()  # before anything runs: say how to install it when it is missing
     natural, recipe = starting_schedules(fn)
-    given = dict(params or {})
+    given = {**_sample_sizes(fn, sample or {}), **dict(params or {})}
     from polykrnl.inputs import make_inputs
 
     make_inputs(fn, given, seed=0, size=0)  # a --param that sets nothing is refused now
@@ -100,6 +107,7 @@ def tune(
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
     pool = evaluator(dask, workers)
+    bar = _ProgressBar(fn.name, budget) if progress is True else None
     try:
         tried = search(
             space,
@@ -109,11 +117,51 @@ def tune(
             seed=seed,
             max_trials=max_trials,
             seeds=seeds,
-            progress=progress,
+            progress=bar if bar is not None else (progress if callable(progress) else None),
         )
     finally:
         pool.close()
-    return _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
+        if bar is not None:
+            bar.close()
+    result = _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
+    return replace(result, sizes=job.params)
+
+
+def _sample_sizes(fn: Function, sample: Mapping[str, Any]) -> dict[str, float]:
+    """The dynamic dimensions of `fn`'s memref arguments that the sample's arrays give
+    (``A.0 -> 64``), each array checked against its argument's type."""
+    import numpy as np
+    from xdsl.dialects.builtin import MemRefType
+
+    from polykrnl.inputs import check_input
+    from polykrnl.interpreter.values import memref_shape
+
+    sizes: dict[str, float] = {}
+    for name, data in sample.items():
+        arr = check_input(fn, name, np.asarray(data), f"sample {name}")
+        t = next(a.type for a in fn.arguments if a.name == name)
+        assert isinstance(t, MemRefType)
+        for d, n in enumerate(memref_shape(t)):
+            if n is None:
+                sizes[f"{name}.{d}"] = arr.shape[d]
+    return sizes
+
+
+class _ProgressBar:
+    """A tqdm bar over the budget's seconds, with the search's counts beside it."""
+
+    def __init__(self, name: str, budget: float) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=round(budget), desc=f"tune @{name}", unit="s")
+
+    def __call__(self, p: Progress) -> None:
+        best = "-" if p.best is None else f"{p.best * 1e3:.3g} ms"
+        self.bar.set_postfix_str(f"{p.tried} tried, {p.pruned} pruned, best {best}")
+        self.bar.update(max(0, min(round(p.elapsed), self.bar.total) - self.bar.n))
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _check_sizes(fn: Function, job: Job) -> None:

@@ -24,7 +24,8 @@ class TuneResult:
     and `recipe_seconds` those of the loops as written and of the function's own recipe
     (None: none, or not timed), `speedup_natural` / `speedup_recipe` the ratios; `top(n)`
     the n fastest candidates; `pruned` how many candidates legality refused (never
-    compiled or timed); `plot()` the time of every candidate in the order tried.
+    compiled or timed); `plot()` the time of every candidate in the order tried; `sizes`
+    the sizes it was timed at (given, or from a sample's shapes).
 
     Examples
     --------
@@ -63,6 +64,7 @@ class TuneResult:
     measured: bool = True
     where: str = ""  # the evaluator: "2 local processes", a Dask address
     space_size: int = 0
+    sizes: tuple[tuple[str, float], ...] = ()  # the sizes given (`A.0`, `N`), others `size`
 
     @property
     def report(self) -> LegalityReport:
@@ -116,6 +118,10 @@ class TuneResult:
             return f"cost {seconds:.4g}"
         return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
 
+    def _sizes(self) -> str:
+        given = ", ".join(f"{k}={v:g}" for k, v in self.sizes)
+        return given + ", other sizes the default" if given else "the default sizes"
+
     def _ratio(self, r: float | None, what: str) -> str:
         return f"{r:.2f}x faster than {what}" if r is not None else f"no time for {what}"
 
@@ -124,7 +130,8 @@ class TuneResult:
             f"@{self.function}: best {self._unit(self.seconds)} ({self.verdict}), "
             f"{self._ratio(self.speedup_natural, 'the natural order')}, "
             f"{self._ratio(self.speedup_recipe, 'the recipe')}",
-            f"  {len(self.tried)} candidates measured on {self.where}: "
+            f"  timed at {self._sizes()}; {len(self.tried)} candidates measured on "
+            f"{self.where}: "
             f"{self.count('timed')} timed, {self.pruned} pruned by legality, "
             f"{self.count('refused')} refused, {self.count('wrong') + self.count('failed')} "
             "failed the check",

@@ -58,3 +58,30 @@ def test_tune_help(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     for option in ("--param", "--budget", "--dask", "--seed", "--function", "-o"):
         assert option in text
+
+
+def test_tune_refuses_a_sample_input_that_does_not_fit(tmp_path: Path) -> None:
+    import numpy as np
+
+    src = tmp_path / "sweep.mlir"
+    src.write_text(SWEEP)
+    np.save(tmp_path / "a.npy", np.zeros(12))
+    status, _, err = _cli("tune", str(src), "--input", f"A={tmp_path / 'b.npy'}")
+    assert status == 2 and "cannot read" in err and "Traceback" not in err
+    status, _, err = _cli("tune", str(src), "--input", f"A={tmp_path / 'a.npy'}")
+    assert status == 2 and "holds a 12 array, %A is memref<?x?xf64>" in err, err
+
+
+@pytest.mark.slow  # a few seconds: Numba compilations
+def test_tune_takes_the_sizes_of_a_sample_input(tmp_path: Path) -> None:
+    import numpy as np
+
+    src = tmp_path / "sweep.mlir"
+    src.write_text(SWEEP)
+    np.save(tmp_path / "a.npy", np.zeros((40, 36)))
+    status, out, err = _cli(
+        "tune", str(src), "--input", f"A={tmp_path / 'a.npy'}", "--param", "N=32",
+        "--budget", "3", "--seed", "0", "--workers", "0",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "timed at A.0=40, A.1=36, N=32" in out

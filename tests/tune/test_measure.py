@@ -113,3 +113,26 @@ def test_sizes_of_the_recipe_program_are_accepted() -> None:
     job = Job(MATMUL, "mm", tuple(RECIPE_SIZES.items()), check_size=8)
     assert job.check_params()["N"] == 8
     assert LocalPool.__name__ == "LocalPool"
+
+
+def test_a_sample_sets_the_dynamic_sizes_and_progress_true_draws_a_bar(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fn = pk.parse(SWEEP)["sweep"]
+    sample = {"A": np.zeros((40, 24))}
+    result = pk.tune(
+        fn, {"N": 20}, sample=sample, cost=synthetic_cost, workers=0, seed=5, max_trials=4,
+        progress=True,
+    )  # fmt: skip
+    assert dict(result.sizes) == {"A.0": 40, "A.1": 24, "N": 20}
+    assert "timed at A.0=40, A.1=24, N=20" in str(result)
+    assert "tune @sweep" in capsys.readouterr().err  # tqdm writes to standard error
+    # a --param wins over the sample's shape; a sample of the wrong rank is refused
+    result = pk.tune(
+        fn, {"N": 20, "A.0": 30}, sample=sample, cost=synthetic_cost, workers=0, max_trials=2
+    )
+    assert dict(result.sizes)["A.0"] == 30
+    with pytest.raises(pk.ArgumentError, match="sample A holds a 40 array"):
+        pk.tune(fn, sample={"A": np.zeros(40)}, cost=synthetic_cost, workers=0)
+    with pytest.raises(pk.ArgumentError, match="sample N: @sweep has no array argument %N"):
+        pk.tune(fn, sample={"N": np.zeros(3)}, cost=synthetic_cost, workers=0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
 import islpy as isl
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, MemRefType
@@ -31,10 +32,6 @@ from polykrnl.interpreter import memref_dtype
 from polykrnl.poly import Statement
 from polykrnl.transforms.core import Schedule
 from polykrnl.transforms.matmul_fold import FoldBox, fold_box, matmul_of
-
-# A folded loop's iterator while the statement's values are written: a value that uses
-# it is not fixed for the whole box (then nothing is folded).
-_POISON = "_pk_folded_loop"
 
 
 @dataclass
@@ -76,14 +73,12 @@ class MatmulFolder:
                 else "isl writes the krnl.matmul more than once (unrolled)"
             )
         found = self.tried[key]
-        out = None if isinstance(found, str) else self._write(tr, chain, user, s, op, found)
-        if out is not None:
-            return out
+        if not isinstance(found, str):
+            return self._write(tr, chain, user, s, op, found)
         if s.name in self.explained:
             return None
         self.explained.add(s.name)
-        why = found if isinstance(found, str) else "a value of the box uses the folded loops"
-        if len(marks) == len(s.loops) and why == "a memory start changes inside the loops":
+        if len(marks) == len(s.loops) and found == "a memory start changes inside the loops":
             # The outermost attempt: a batch loop around the tiles fails on its memory
             # starts, and its inner loops get their own attempt.
             self.explained.discard(s.name)
@@ -92,7 +87,7 @@ class MatmulFolder:
         self._passing = n
         tr._pending_mark = mark
         return [
-            comment(f"loops {', '.join(marks)} stay krnl.matmul's tiles: {why}"),
+            comment(f"loops {', '.join(marks)} stay krnl.matmul's tiles: {found}"),
             *tr.for_node(n),
         ]
 
@@ -112,82 +107,96 @@ class MatmulFolder:
         s: Statement,
         op: k.MatMulOp,
         box: FoldBox,
-    ) -> list[ast.stmt] | None:
-        saved = dict(tr.names), set(tr.taken)
+    ) -> list[ast.stmt]:
+        """The box's code: the values of the loops around, then the matmul, under the
+        condition that the box is not empty."""
+        saved = dict(tr.names)
+        # The loops around are fixed inside the box, but their values may be written from
+        # the statement's dims (a tile loop's from its point loop's): those of the box's
+        # first instance, each folded loop at its first value.
+        first: list[ast.Assign] = []
         for x in chain:
             it = x.node.for_get_iterator().id_get_id().get_name()
-            tr.names[it] = f"{_POISON}_{len(tr.names)}"
+            init = tr.expr(x.node.for_get_init())
+            local = self.state.names.fresh(f"{x.mark}_0")
+            first.append(assign(local, init))
+            tr.names[it] = local
         try:
             dims = [tr.expr(user.op_get_arg(i)) for i in range(1, user.op_get_n_arg())]
             writer = StatementWriter(self.state, s, dims)
-            outer = [writer.loop_value(lp) for lp in box.outer]
-            for d, v in enumerate(outer):
+            for d, lp in enumerate(box.outer):
+                v = writer.loop_value(lp)
                 if not isinstance(v, ast.Name):
-                    local = self.state.names.fresh(f"o{d}")
+                    local = self.state.names.fresh(f"{lp}_v")
                     writer.out.append(assign(local, v))
                     v = name(local)
                 tr.names[f"__o{d}"] = v.id
-            lo = [_pw(tr, pa) for pa in box.lo]
-            stop = [_plus_one(_pw(tr, pa)) for pa in box.hi]
-            mems = [[_pw(tr, pa) for pa in ms] for ms in box.mems]
-            runs = _set(tr, box.runs)
-            marks = ", ".join(x.mark for x in chain)
-            if self.state.form.compiled:
-                ranges = list(zip(lo, stop, strict=True))
-                code = writer.matmul_loops(op, ranges, mems)
-                note = f"loops {marks}: krnl.matmul's tiles partition its box (isl), one loop nest"
-            else:
-                code, note = self._numpy(writer, op, lo, stop, mems, marks)
-            body = [*writer.out, *code]
-            if not (isinstance(runs, ast.Constant) and runs.value):
-                body = [ast.If(runs, body, [])]
-            out = [comment(note), *body]
+            ctx = box.around
+            lo = [_pw(tr, pa, ctx) for pa in box.lo]
+            stop = [_pw(tr, _plus(pa, 1), ctx) for pa in box.hi]
+            mems = [[_pw(tr, pa, ctx) for pa in ms] for ms in box.mems]
+            # Each array's block: its fixed dimensions, then its rows and columns (the
+            # box's sides minus the memory starts), as isl simplifies them.
+            views: list[View] = []
+            for ms, (r, c) in zip(box.mems, ((0, 2), (2, 1), (0, 1)), strict=True):
+                sides = [
+                    slice_of(
+                        _pw(tr, _minus(box.lo[d], m), ctx),
+                        _pw(tr, _minus(_plus(box.hi[d], 1), m), ctx),
+                    )
+                    for d, m in ((r, ms[-2]), (c, ms[-1]))
+                ]
+                views.append(View([_pw(tr, m, ctx) for m in ms[:-2]], sides[0], sides[1]))
+            runs = _set(tr, box.runs, ctx)
+            # Index arithmetic, safe where the box is empty; the arrays' lookups are not.
+            values, writer.out = writer.out, []
         finally:
             tr.names.clear()
-            tr.names.update(saved[0])
-        if any(
-            isinstance(x, ast.Name) and x.id.startswith(_POISON) for st in out for x in ast.walk(st)
-        ):
-            tr.taken.clear()
-            tr.taken.update(saved[1])
-            return None
-        return out
+            tr.names.update(saved)
+        marks = ", ".join(x.mark for x in chain)
+        if self.state.form.compiled:
+            code = writer.matmul_loops(op, list(zip(lo, stop, strict=True)), mems)
+            note = f"loops {marks}: krnl.matmul's tiles partition its box (isl), one loop nest"
+        else:
+            code, note = self._numpy(writer, op, views, marks)
+        body = [*writer.out, *code]
+        if not (isinstance(runs, ast.Constant) and runs.value):
+            body = [ast.If(runs, body, [])]
+        used = {x.id for st in [*values, *body] for x in ast.walk(st) if isinstance(x, ast.Name)}
+        first = [a for a in first if cast(ast.Name, a.targets[0]).id in used]
+        return [comment(note), *first, *values, *body]
 
     def _numpy(
-        self,
-        writer: StatementWriter,
-        op: k.MatMulOp,
-        lo: list[ast.expr],
-        stop: list[ast.expr],
-        mems: list[list[ast.expr]],
-        marks: str,
+        self, writer: StatementWriter, op: k.MatMulOp, views: list[View], marks: str
     ) -> tuple[list[ast.stmt], str]:
         """The NumPy code of the box: a matmul, or one rank-1 update per k."""
         a, b, c = (writer.value(v) for v in (op.A, op.B, op.C))
-        rows, cols, ks = (slice_of(lo[d], stop[d]) for d in range(3))
         types = [v.type for v in (op.A, op.B, op.C)]
         assert all(isinstance(t, MemRefType) for t in types)
         dtypes = {memref_dtype(t) for t in types}  # type: ignore[arg-type]
-        c_view = _view(c, mems[2], rows, cols)
+        c_view = views[2].of(c)
         is_float = isinstance(
             types[2].element_type,  # type: ignore[attr-defined]
             Float16Type | Float32Type | Float64Type,
         )
         if len(dtypes) == 1 and (self.reassociate or not is_float):
             self.reassociated |= is_float
-            matmul = ast.BinOp(
-                _view(a, mems[0], rows, ks), ast.MatMult(), _view(b, mems[1], ks, cols)
-            )
+            matmul = ast.BinOp(views[0].of(a), ast.MatMult(), views[1].of(b))
             target = ast.Subscript(c_view.value, c_view.slice, ast.Store())
             note = f"loops {marks}: krnl.matmul's tiles partition its box (isl), one matmul"
             return [ast.AugAssign(target, ast.Add(), matmul)], note
         kk = self.state.names.fresh("k")
         c_local = self.state.names.fresh("c_box")
-        one = slice_of(name(kk), _plus_one(name(kk)))
+        a_view, b_view = views[0], views[1]
+        a_col, b_row = a_view.cols.lower, b_view.rows.lower
+        assert a_col is not None and b_row is not None and a_view.cols.upper is not None
         c_dtype = memref_dtype(types[2])  # type: ignore[arg-type]
         product = ast.Call(
             ast.Attribute(name("np"), "multiply", ast.Load()),
-            [_view(a, mems[0], rows, one), _view(b, mems[1], one, cols)],
+            [
+                View(a_view.fixed, a_view.rows, _one(_plus_name(a_col, kk))).of(a),
+                View(b_view.fixed, _one(_plus_name(b_row, kk)), b_view.cols).of(b),
+            ],
             [ast.keyword("dtype", ast.Attribute(name("np"), c_dtype.name, ast.Load()))],
         )
         update = ast.Assign(
@@ -199,38 +208,56 @@ class MatmulFolder:
             if len(dtypes) == 1
             else "A, B and C differ in type (the products are rounded in C's)"
         )
-        loop = ast.For(ast.Name(kk, ast.Store()), call("range", lo[2], stop[2]), [update], [])
+        n_k = minus(a_view.cols.upper, a_col)
+        loop = ast.For(ast.Name(kk, ast.Store()), call("range", n_k), [update], [])
         note = f"loops {marks}: krnl.matmul's tiles partition its box (isl), rank-1 updates"
         return [assign(c_local, c_view), comment(f"loop {kk} stays a loop: {why}"), loop], note
+
+
+@dataclass(frozen=True)
+class View:
+    """An array's block: the indices of its dimensions before the last two, then slices."""
+
+    fixed: list[ast.expr]
+    rows: ast.Slice
+    cols: ast.Slice
+
+    def of(self, arr: ast.expr) -> ast.Subscript:
+        index = ast.Tuple([*self.fixed, self.rows, self.cols], ast.Load())
+        return ast.Subscript(arr, index, ast.Load())
 
 
 def slice_of(lo: ast.expr, stop: ast.expr) -> ast.Slice:
     return ast.Slice(lo, stop, None)
 
 
-def _view(arr: ast.expr, mem: list[ast.expr], rows: ast.Slice, cols: ast.Slice) -> ast.Subscript:
-    """`arr`'s block of global rows and columns: its memory starts subtracted, the
-    dimensions before the last two fixed at their memory starts."""
-
-    def shifted(sl: ast.Slice, m: ast.expr) -> ast.Slice:
-        assert sl.lower is not None and sl.upper is not None
-        return slice_of(minus(sl.lower, m), minus(sl.upper, m))
-
-    index = [*mem[:-2], shifted(rows, mem[-2]), shifted(cols, mem[-1])]
-    return ast.Subscript(arr, ast.Tuple(index, ast.Load()), ast.Load())
+def _plus_name(e: ast.expr, n: str) -> ast.expr:
+    if isinstance(e, ast.Constant) and e.value == 0:
+        return name(n)
+    return ast.BinOp(e, ast.Add(), name(n))
 
 
-def _plus_one(e: ast.expr) -> ast.expr:
-    if isinstance(e, ast.Constant) and isinstance(e.value, int):
-        return const(e.value + 1)
-    return ast.BinOp(e, ast.Add(), const(1))
+def _one(at: ast.expr) -> ast.Slice:
+    """The slice of one index, `at:at + 1`: a dimension kept for broadcasting."""
+    return slice_of(at, ast.BinOp(at, ast.Add(), const(1)))
 
 
-def _pw(tr: Translator, pa: isl.PwAff) -> ast.expr:
-    build = isl.AstBuild.from_context(isl.Set.universe(pa.get_domain_space()))
+def _plus(pa: isl.PwAff, n: int) -> isl.PwAff:
+    return pa.add_constant_val(isl.Val.int_from_si(pa.get_ctx(), n))
+
+
+def _minus(a: isl.PwAff, b: isl.PwAff) -> isl.PwAff:
+    return a.align_params(b.get_space()).sub(b.align_params(a.get_space()))
+
+
+def _pw(tr: Translator, pa: isl.PwAff, ctx: isl.Set) -> ast.expr:
+    ctx = ctx.align_params(pa.get_space())
+    pa = pa.align_params(ctx.get_space()).gist_params(ctx)
+    build = isl.AstBuild.from_context(ctx)
     return tr.expr(build.expr_from_pw_aff(pa))
 
 
-def _set(tr: Translator, s: isl.Set) -> ast.expr:
-    build = isl.AstBuild.from_context(isl.Set.universe(s.get_space()))
-    return tr.expr(build.expr_from_set(s))
+def _set(tr: Translator, s: isl.Set, ctx: isl.Set) -> ast.expr:
+    ctx = ctx.align_params(s.get_space())
+    build = isl.AstBuild.from_context(ctx)
+    return tr.expr(build.expr_from_set(s.align_params(ctx.get_space()).gist_params(ctx)))

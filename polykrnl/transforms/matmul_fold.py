@@ -94,6 +94,7 @@ class FoldBox:
     by instance C[i, j] takes its k in ascending order."""
 
     outer: tuple[str, ...]  # the loops around, whose values are `__o0`, ...
+    around: isl.Set  # the values for which the loops around run
     runs: isl.Set
     lo: tuple[isl.PwAff, isl.PwAff, isl.PwAff]
     hi: tuple[isl.PwAff, isl.PwAff, isl.PwAff]
@@ -186,8 +187,11 @@ def fold_box(
     for d in range(3):
         side = box.project_out(isl.dim_type.set, 0, d).project_out(isl.dim_type.set, 1, 2 - d)
         side = side.coalesce()
-        basic = side.get_basic_sets()
-        if len(basic) != 1 or basic[0].dim(isl.dim_type.div) != 0:
+        # An interval for each value of the parameters: every point between two of its
+        # points is in it.
+        up = parse_map(f"{params} -> {{ [_a] -> [_b] : _b >= _a }}").align_params(side.get_space())
+        between = side.apply(up).intersect(side.apply(up.reverse()))
+        if not between.is_subset(side):
             return "the tiles leave gaps"
         sides.append(side)
     if not box.is_equal(sides[0].flat_product(sides[1]).flat_product(sides[2])):
@@ -204,9 +208,16 @@ def fold_box(
         tuple(starts_of[cut[0] : cut[0] + cut[1]]),
         tuple(starts_of[cut[0] + cut[1] :]),
     )
+    # Where the loops around run, the box is empty only where this says.
+    around = at.range().move_dims(
+        isl.dim_type.param, len(program.params), isl.dim_type.set, 0, n_out
+    )
+    for d in range(n_out):
+        around = around.set_dim_name(isl.dim_type.param, len(program.params) + d, f"__o{d}")
     return FoldBox(
         tuple(s.loops[:n_out]),
-        box.params(),
+        around.params(),
+        box.params().gist(around.params()),
         (sides[0].dim_min(0), sides[1].dim_min(0), sides[2].dim_min(0)),
         (sides[0].dim_max(0), sides[1].dim_max(0), sides[2].dim_max(0)),
         grouped,

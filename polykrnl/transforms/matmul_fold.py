@@ -177,30 +177,13 @@ def fold_box(
     moved = f"{params} -> {{ {s.name}[{', '.join(xs)}] : {' or '.join(f'{x} != 0' for x in xs)} }}"
     if xs and not late.intersect(isl.Set(moved)).is_empty():
         return "the schedule does not run each C element's k in ascending order"
-    box = points.range().move_dims(
-        isl.dim_type.param, len(program.params), isl.dim_type.set, 0, n_out
-    )
-    for d in range(n_out):
-        box = box.set_dim_name(isl.dim_type.param, len(program.params) + d, f"__o{d}")
-    box = box.coalesce()
-    sides: list[isl.Set] = []
-    for d in range(3):
-        side = box.project_out(isl.dim_type.set, 0, d).project_out(isl.dim_type.set, 1, 2 - d)
-        side = side.coalesce()
-        # An interval for each value of the parameters: every point between two of its
-        # points is in it.
-        up = parse_map(f"{params} -> {{ [_a] -> [_b] : _b >= _a }}").align_params(side.get_space())
-        between = side.apply(up).intersect(side.apply(up.reverse()))
-        if not between.is_subset(side):
-            return "the tiles leave gaps"
-        sides.append(side)
-    if not box.is_equal(sides[0].flat_product(sides[1]).flat_product(sides[2])):
-        return "the tiles do not cover a box"
-    fixed_o = at.reverse().apply_range(fixed)
-    fixed_o = fixed_o.move_dims(isl.dim_type.param, len(program.params), isl.dim_type.in_, 0, n_out)
-    for d in range(n_out):
-        fixed_o = fixed_o.set_dim_name(isl.dim_type.param, len(program.params) + d, f"__o{d}")
-    fixed_set = fixed_o.range()
+    n_params = len(program.params)
+    box = _outer_as_params(points.range(), n_params, n_out).coalesce()
+    sides = _sides(box, params)
+    if isinstance(sides, str):
+        return sides
+    fixed_set = at.reverse().apply_range(fixed).wrap().flatten()
+    fixed_set = _outer_as_params(fixed_set, n_params, n_out)
     starts_of = [fixed_set.dim_min(d) for d in range(len(flat) - 6)]
     cut = [len(m) for m in mems]
     grouped = (
@@ -209,11 +192,7 @@ def fold_box(
         tuple(starts_of[cut[0] + cut[1] :]),
     )
     # Where the loops around run, the box is empty only where this says.
-    around = at.range().move_dims(
-        isl.dim_type.param, len(program.params), isl.dim_type.set, 0, n_out
-    )
-    for d in range(n_out):
-        around = around.set_dim_name(isl.dim_type.param, len(program.params) + d, f"__o{d}")
+    around = _outer_as_params(at.range(), n_params, n_out)
     return FoldBox(
         tuple(s.loops[:n_out]),
         around.params(),
@@ -222,3 +201,30 @@ def fold_box(
         (sides[0].dim_max(0), sides[1].dim_max(0), sides[2].dim_max(0)),
         grouped,
     )
+
+
+def _outer_as_params(s: isl.Set, n_params: int, n_out: int) -> isl.Set:
+    """`s` with its first `n_out` dimensions (the loops around) as the parameters
+    `__o0`, ... after the program's `n_params`."""
+    s = s.move_dims(isl.dim_type.param, n_params, isl.dim_type.set, 0, n_out)
+    for d in range(n_out):
+        s = s.set_dim_name(isl.dim_type.param, n_params + d, f"__o{d}")
+    return s
+
+
+def _sides(box: isl.Set, params: str) -> list[isl.Set] | str:
+    """The box's i, j and k sides, each an interval for every value of the parameters,
+    whose product it is; or why it is not a box."""
+    sides: list[isl.Set] = []
+    for d in range(3):
+        side = box.project_out(isl.dim_type.set, 0, d).project_out(isl.dim_type.set, 1, 2 - d)
+        side = side.coalesce()
+        # An interval: every point between two of its points is in it.
+        up = parse_map(f"{params} -> {{ [_a] -> [_b] : _b >= _a }}").align_params(side.get_space())
+        between = side.apply(up).intersect(side.apply(up.reverse()))
+        if not between.is_subset(side):
+            return "the tiles leave gaps"
+        sides.append(side)
+    if not box.is_equal(sides[0].flat_product(sides[1]).flat_product(sides[2])):
+        return "the tiles do not cover a box"
+    return sides

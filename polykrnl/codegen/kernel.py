@@ -24,6 +24,7 @@ from polykrnl.codegen.ast_loops import copied_statements
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, oob_raises, static_checks
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
+from polykrnl.codegen.matmul import MatmulFolder
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.pyast import assign, call, const, name
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
@@ -174,7 +175,7 @@ def _write(
     prologue, param_py, later = _parameters(program, args, state)
     checks, guards = _bounds_guard(program, args, param_py) if check_bounds else ([], [])
     guards, late_guards = _split_guards(guards, later)
-    body, translator, vectorizer = _loops(
+    body, translator, vectorizer, folder = _loops(
         sched,
         state,
         vectorize=vectorize,
@@ -206,7 +207,7 @@ def _write(
     helpers = set(state.helpers)
     for c in callees.values():
         helpers |= c.helpers
-    exact = vectorizer is None or not vectorizer.reassociated
+    exact = (vectorizer is None or not vectorizer.reassociated) and not folder.reassociated
     exact = exact and all(c.exact for c in callees.values())
     return WrittenKernel(
         entry,
@@ -352,7 +353,7 @@ def _loops(
     reassociate: bool,
     parallel: bool,
     later: Later,
-) -> tuple[list[ast.stmt], Translator, Vectorizer | None]:
+) -> tuple[list[ast.stmt], Translator, Vectorizer | None, MatmulFolder]:
     """The kernel's loops from isl's AST of each top-level nest, as array code where the
     legality report proves it (NumPy) or prange where it proves a marked loop parallel
     (Numba)."""
@@ -400,15 +401,26 @@ def _loops(
             threaded=marked,
             forced=forced_statements(report),
         )
-        translator.replace_loop = vectorizer
+    # The tile loops around a krnl.matmul first: as one matmul, they leave nothing for
+    # the vectorizer (which would keep them as loops around a call per tile).
+    folder = MatmulFolder(state, sched, reassociate)
+
+    def replace(tr: Translator, n: isl.AstNode, mark: str | None) -> list[ast.stmt] | None:
+        folded = folder(tr, n, mark)
+        if folded is not None or vectorizer is None:
+            return folded
+        return vectorizer(tr, n, mark)
+
+    translator.replace_loop = replace
     # One isl AST per top-level nest: one over the whole function costs time quadratic
     # in the number of nests.
     trees, steps = sched.indexed_nest_trees
     roots = [tile_starts(build_ast(tree), steps) for tree in trees]
+    folder.copied = frozenset().union(*(copied_statements(r) for r in roots))
     if vectorizer is not None:
-        vectorizer.copied = frozenset().union(*(copied_statements(r) for r in roots))
+        vectorizer.copied = folder.copied
     body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]
-    return body, translator, vectorizer
+    return body, translator, vectorizer, folder
 
 
 def _used_only(prologue: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:

@@ -24,6 +24,7 @@ from polykrnl.interpreter import scalar_dtype
 from polykrnl.interpreter.krnl import attr_to_py
 from polykrnl.interpreter.runtime_calls import RUNTIME_ARITY, RUNTIME_CALLS, RUNTIME_HELPERS
 from polykrnl.ir import int_list
+from polykrnl.transforms.matmul_fold import compute_tile
 
 HELPERS: dict[str, str] = {
     BOUNDS_ERROR: BOUNDS_ERROR_SOURCE,
@@ -243,12 +244,7 @@ def memory_call(
         ]
         return "_pk_copy_from_tile", _call("_pk_copy_from_tile", args)
     if isinstance(op, k.MatMulOp):
-        a_t, c_t = op.A.type, op.C.type
-        shape_a = list(a_t.get_shape())  # type: ignore[attr-defined]
-        shape_c = list(c_t.get_shape())  # type: ignore[attr-defined]
-        a_tile = int_list(op.aTileSize) or shape_a[-2:]
-        c_tile = int_list(op.cTileSize) or shape_c[-2:]
-        compute = int_list(op.computeTileSize) or [c_tile[0], c_tile[1], a_tile[1]]
+        compute = compute_tile(op)
         args = [
             value(op.A),
             value(op.B),

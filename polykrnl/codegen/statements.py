@@ -62,6 +62,7 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
 from polykrnl.interpreter.memory import dense_array
 from polykrnl.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.transforms.matmul_fold import compute_tile
 from polykrnl.transforms.memory_safety import memory_report
 
 
@@ -427,6 +428,9 @@ class StatementWriter:
                 raise NotVectorizable(why)
         if self._memory_op(op) or self._structure_op(op):
             return
+        if isinstance(op, k.MatMulOp) and self.st.form.compiled:
+            self.out += self.matmul_loops(op, *self.matmul_tile(op))
+            return
         if (found := memory_call(op, self.value)) is not None:
             helper, call_expr = found
             needed = {helper, *NEEDS.get(helper, ())}
@@ -566,11 +570,77 @@ class StatementWriter:
             return False
         return True
 
+    def matmul_tile(
+        self, op: k.MatMulOp
+    ) -> tuple[list[tuple[ast.expr, ast.expr]], list[list[ast.expr]]]:
+        """The (start, stop) of i, j and k one krnl.matmul computes (its compute tile from
+        the global starts, clipped by the global upper bounds), and the memory starts of
+        A, B and C."""
+        tile = compute_tile(op)
+        starts = (
+            op.iGlobalIndexComputeStart,
+            op.jGlobalIndexComputeStart,
+            op.kGlobalIndexComputeStart,
+        )
+        ubs = (op.iGlobalUB, op.jGlobalUB, op.kGlobalUB)
+        ranges: list[tuple[ast.expr, ast.expr]] = []
+        for s0, n, ub in zip(starts, tile, ubs, strict=True):
+            lo = self.value(s0)
+            ranges.append((lo, call("min", add_constant(lo, n), self.value(ub))))
+        mems = [
+            [self.value(v) for v in vs]
+            for vs in (op.aGlobalIndexMemStart, op.bGlobalIndexMemStart, op.cGlobalIndexMemStart)
+        ]
+        return ranges, mems
+
+    def matmul_loops(
+        self,
+        op: k.MatMulOp,
+        ranges: list[tuple[ast.expr, ast.expr]],
+        mems: list[list[ast.expr]],
+    ) -> list[ast.stmt]:
+        """krnl.matmul as scalar loops over `ranges` ((start, stop) of i, j, k):
+        `C[i, j] = A[i, k] * B[k, j] + C[i, j]`, each operation rounded in C's type as
+        the interpreter does. The loops run i, k, j: each C element still takes its k in
+        ascending order (the same sum, bit for bit), and the innermost loop over j walks
+        rows of B and C, which LLVM vectorizes (no reduction to reassociate)."""
+        arrays = [self.value(v) for v in (op.A, op.B, op.C)]
+        c_type = op.C.type
+        assert isinstance(c_type, MemRefType)
+        c_dtype = memref_dtype(c_type)
+        i, kk, j = (self.st.names.fresh(x) for x in ("i", "k", "j"))
+
+        def element(which: int, row: str, col: str) -> ast.expr:
+            mem = mems[which]
+            subs = [*mem[:-2], minus(name(row), mem[-2]), minus(name(col), mem[-1])]
+            return ast.Subscript(arrays[which], self.element_index(subs), ast.Load())
+
+        def in_c(v: SSAValue, e: ast.expr) -> ast.expr:
+            t = v.type
+            assert isinstance(t, MemRefType)
+            return e if memref_dtype(t) == c_dtype else call(f"np.{c_dtype.name}", e)
+
+        def typed(e: ast.expr) -> ast.expr:
+            f = self.st.form.typed
+            return f(e, c_type.element_type) if f is not None else e
+
+        a = self.st.names.fresh("a_ik")
+        c_ij = element(2, i, j)
+        product = typed(ast.BinOp(name(a), ast.Mult(), in_c(op.B, element(1, kk, j))))
+        update = ast.Assign(
+            [ast.Subscript(c_ij.value, c_ij.slice, ast.Store())],  # type: ignore[attr-defined]
+            typed(ast.BinOp(product, ast.Add(), c_ij)),
+        )
+        inner = ast.For(store(j), call("range", *ranges[1]), [update], [])
+        load_a = assign(a, in_c(op.A, element(0, i, kk)))
+        middle = ast.For(store(kk), call("range", *ranges[2]), [load_a, inner], [])
+        return [ast.For(store(i), call("range", *ranges[0]), [middle], [])]
+
     def _refuse_helpers_compiled_code_lacks(
         self, op: Operation, helpers: set[str], what: str
     ) -> None:
         """Refuse `op`, located, when compiled code has no scalar form of a helper it needs
-        (the NumPy helpers work on arrays and Python objects: krnl.matmul's blocks)."""
+        (the NumPy helpers work on arrays and Python objects: a tile-buffer copy's blocks)."""
         if self.st.form.compiled and not helpers <= SCALAR_HELPERS.keys():
             raise self.unsupported(
                 f"{what} has no {self.st.form.label} translation yet",
@@ -1098,3 +1168,17 @@ def _outside_loops(v: SSAValue) -> bool:
             return False
         op = op.parent_op()
     return True
+
+
+def minus(a: ast.expr, b: ast.expr) -> ast.expr:
+    """`a - b`, folded when `b` is 0 or both are int constants."""
+    if isinstance(b, ast.Constant) and b.value == 0:
+        return a
+    if (
+        isinstance(a, ast.Constant)
+        and isinstance(b, ast.Constant)
+        and isinstance(a.value, int)
+        and isinstance(b.value, int)
+    ):
+        return const(a.value - b.value)
+    return ast.BinOp(a, ast.Sub(), b)

@@ -122,7 +122,7 @@ CASES = [
     Case("jacobi_1d_skewed_tiled", f"{LEGALITY}/jacobi_1d.mlir", "jacobi_1d", _skewed_time_tiles),
     Case("lu", f"{LEGALITY}/lu.mlir", "lu", steps=_original, terms=7),
     Case("cholesky", f"{LEGALITY}/cholesky.mlir", "cholesky", steps=_original),
-    Case("matmul_panel", f"{CORPUS}/matmul_panel.mlir", "matmul_panel"),
+    Case("matmul_panel", f"{CORPUS}/matmul_panel.mlir", "matmul_panel", terms=10),
     Case("tile_buffer_attrs", f"{CORPUS}/matmul_panel.mlir", "tile_buffer_attrs"),
     Case("normalize_rows", f"{CORPUS}/companion_ops.mlir", "normalize_rows", params={"m.0": 5}),
     Case("histogram_scalar", f"{CORPUS}/companion_ops.mlir", "histogram"),

@@ -24,7 +24,6 @@ NUMBA_REFUSED = (
     k.GlobalOp,
     k.CallOp,
     k.MemcpyOp,
-    k.MatMulOp,
     k.CopyToTileBufferOp,
     k.CopyFromTileBufferOp,
     vector.TransferReadOp,

@@ -157,8 +157,9 @@ def product_factors(v: SSAValue) -> list[SSAValue]:
 
 
 # Helpers of arith.maxnumf / minnumf and the NumPy function that updates in place with
-# the interpreter's semantics (interpreter/arith.py: np.fmax / np.fmin, NaN ignored, a
-# tie of signed zeros as NumPy picks it), not the helpers' ordering -0.0 < +0.0.
+# the interpreter's semantics (interpreter/arith.py: np.fmax / np.fmin, a NaN ignored);
+# a tie of +0.0 and -0.0 stays the exception numpy_ops documents (NumPy's array loops
+# and the interpreter's scalar calls may pick different zeros).
 IN_PLACE_CALLS = {"_maxnumf": "np.fmax", "_minnumf": "np.fmin"}
 
 

@@ -81,6 +81,14 @@ def _bits(x: Array) -> Array:
     return np.asarray(x).view(np.uint32)
 
 
+def _same_but_zero_signs(got: Array, want: Array) -> None:
+    """Bit for bit (NaNs included), except that a zero may have the other sign: max of
+    +0.0 and -0.0 is the documented exception of codegen/numpy_ops (the interpreter's
+    scalar np.fmax and NumPy's array loops pick differently)."""
+    zeros = (got == 0) & (want == 0)
+    np.testing.assert_array_equal(np.where(zeros, 0, _bits(got)), np.where(zeros, 0, _bits(want)))
+
+
 def _python_loops(source: str) -> list[str]:
     return [line.strip() for line in source.splitlines() if line.strip().startswith("for ")]
 
@@ -108,10 +116,22 @@ def test_private_accumulator_vectorizes_and_equals_the_interpreter(
         if name == "gemm_loops" and reassociate:
             assert " @ " in src
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        else:
-            # Exact: the reduction keeps its order (maxnumf as np.fmax, the
-            # interpreter's function, NaNs and signed zeros included).
+        elif name == "gemm_loops":
             np.testing.assert_array_equal(_bits(got), _bits(want))
+        else:
+            # Exact: the window loops keep their order (maxnumf as np.fmax, the
+            # interpreter's function: a NaN is ignored the same way).
+            _same_but_zero_signs(got, want)
+
+
+def test_pooling_of_signed_zeros_differs_at_most_in_the_sign() -> None:
+    fn = _function(PROGRAMS["maxpool3"])
+    rng = np.random.default_rng(8)
+    x = np.where(rng.random((2, 3, 7, 9)) < 0.5, np.float32(0.0), np.float32(-0.0))
+    x[0, 0, 0, 0] = np.nan
+    want = _reference(fn, [x])
+    got = _run(pk.schedule(fn).to_numpy(), [x])
+    _same_but_zero_signs(got, want)
 
 
 def test_gemm_reassociate_false_keeps_k_outside_in_order() -> None:

@@ -942,7 +942,10 @@ class StatementWriter:
                     moved_scaled = self._scaled_iterator(e)
                     if moved_scaled is None:
                         return None
-                    found, scale, offset = (moved_scaled[0], 0), moved_scaled[1], moved_scaled[2]
+                    it_name, scale, offset = moved_scaled
+                    found = (it_name, 0)
+                    if isinstance(offset, ast.Constant) and isinstance(offset.value, int):
+                        found, offset = (it_name, offset.value), None
                 else:
                     found, offset = (moved[0], 0), moved[1]
             if found[0] not in self.vec:

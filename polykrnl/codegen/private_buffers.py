@@ -12,15 +12,19 @@ A local variable, rebound by each execution of the allocation, is right when the
 schedule never runs the allocation of another iteration between an iteration's
 allocation and one of its uses: then every use reads the copy of its own iteration.
 isl decides it on the schedule's map, so a permuted or tiled nest keeps the local
-while an order that interleaves the iterations keeps the dictionary.
+while an order that interleaves the iterations keeps the dictionary. A rank-0 buffer
+that only element loads and stores use (onnx-mlir's scalar accumulator) is then a scalar
+variable, which LLVM keeps in a register: no allocation per iteration.
 """
 
 from __future__ import annotations
 
 import islpy as isl
-from xdsl.dialects import memref
+from xdsl.dialects import affine, memref
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from polykrnl.dialect import krnl as k
 from polykrnl.poly import PolyProgram
 from polykrnl.transforms.core import Schedule
 
@@ -78,3 +82,17 @@ def _contiguous(sched: Schedule, program: PolyProgram, alloc: str, array: str, n
     later = ta.lex_lt_map(ta)
     before_use = ta.lex_lt_map(tu).reverse()
     return bool(later.intersect(before_use).is_empty())
+
+
+def scalar_only(v: SSAValue) -> bool:
+    """Whether `v` is a rank-0 buffer that only element loads and stores of it use."""
+    if not isinstance(v.type, MemRefType) or v.type.get_shape():
+        return False
+    for use in v.uses:
+        op = use.operation
+        if isinstance(op, k.LoadOp | memref.LoadOp | affine.LoadOp) and use.index == 0:
+            continue
+        if isinstance(op, k.StoreOp | memref.StoreOp | affine.StoreOp) and use.index == 1:
+            continue
+        return False
+    return True

@@ -110,6 +110,8 @@ class KernelState:
     # Buffers allocated inside loops kept in one local variable, not a dict of copies
     # (compiled code, when the schedule allows it: codegen/private_buffers.py).
     local_buffers: dict[SSAValue, str] = field(default_factory=dict)
+    # ... of them, the rank-0 ones only loaded and stored: a scalar variable.
+    scalar_buffers: frozenset[SSAValue] = frozenset()
 
     @property
     def stage(self) -> str:
@@ -513,6 +515,8 @@ class StatementWriter:
 
     def _element_op(self, op: Operation) -> bool:
         """A load or store of one element (krnl, memref, affine); False for other ops."""
+        if self._scalar_buffer_op(op):
+            return True
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
             subs = self.checked(op, op.operands[0], [self.value(x) for x in op.operands[1:]])
@@ -542,6 +546,22 @@ class StatementWriter:
         else:
             return False
         return True
+
+    def _scalar_buffer_op(self, op: Operation) -> bool:
+        """A load or store of a buffer kept as a scalar variable (compiled code)."""
+        if self.vec or not self.st.scalar_buffers:
+            return False
+        if isinstance(op, k.LoadOp | memref.LoadOp | affine.LoadOp):
+            mem = op.operands[0]
+            if mem in self.st.scalar_buffers:
+                self.bind(op.results[0], name(self.st.local_buffers[mem]))
+                return True
+        elif isinstance(op, k.StoreOp | memref.StoreOp | affine.StoreOp):
+            mem = op.operands[1]
+            if mem in self.st.scalar_buffers:
+                self.out.append(assign(self.st.local_buffers[mem], self.value(op.operands[0])))
+                return True
+        return False
 
     def _memory_op(self, op: Operation) -> bool:
         """Vector runs, whole buffers, sequences, allocations; False for other ops."""
@@ -1146,6 +1166,12 @@ class StatementWriter:
             [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
         )
         r = op.results[0]
+        if r in self.st.scalar_buffers and not self.vec:
+            # Its first value, as the interpreter's: NaN for floats, else 0.
+            first = call(f"np.{dt.name}", nan if dt.kind == "f" else const(0))
+            self.out.append(assign(self.st.local_buffers[r], first))
+            self.env[r] = name(self.st.local_buffers[r])
+            return
         if r in self.st.local_buffers and not self.vec:
             self.out.append(assign(self.st.local_buffers[r], e))
             self.env[r] = name(self.st.local_buffers[r])

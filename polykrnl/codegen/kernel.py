@@ -26,6 +26,7 @@ from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.matmul import MatmulFolder
 from polykrnl.codegen.memory_ops import HELPERS
+from polykrnl.codegen.private_buffers import local_buffers, scalar_only
 from polykrnl.codegen.pyast import assign, call, const, name
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.safe_text import comment_text, identifier
@@ -149,6 +150,9 @@ def _write(
         params.append(args[arg])
     state = KernelState(program, names, args, form=form, check_bounds=check_bounds)
     state.oob_flag = names.fresh("_pk_oob")
+    if form.compiled:
+        state.local_buffers = {v: names.fresh(v.name_hint or "buf") for v in local_buffers(sched)}
+        state.scalar_buffers = frozenset(v for v in state.local_buffers if scalar_only(v))
     callees: dict[str, WrittenKernel] = {}
 
     def call_target(callee: str) -> str:

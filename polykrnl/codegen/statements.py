@@ -108,6 +108,11 @@ class KernelState:
     # array `oob_flag` and raised after the loops (StatementWriter.checked).
     oob_sites: list[tuple[str, int, str, int]] = field(default_factory=list)
     oob_flag: str = "_pk_oob"
+    # Buffers allocated inside loops kept in one local variable, not a dict of copies
+    # (compiled code, when the schedule allows it: codegen/private_buffers.py).
+    local_buffers: dict[SSAValue, str] = field(default_factory=dict)
+    # ... of them, the rank-0 ones only loaded and stored: a scalar variable.
+    scalar_buffers: frozenset[SSAValue] = frozenset()
 
     @property
     def stage(self) -> str:
@@ -187,6 +192,10 @@ class StatementWriter:
         # The vectorized axes each array value spans (locals, and the slice reads).
         self._local_axes: dict[str, frozenset[int]] = {}
         self._read_axes: dict[int, frozenset[int]] = {}
+        # A buffer allocated inside vectorized loops has one copy per iteration (MLIR: an
+        # alloca lives for one execution of its region): the local holding all the
+        # copies as one array -> the vectorized iterators of its leading axes.
+        self._private: dict[str, tuple[str, ...]] = {}
         for d, e in zip(self.dim_names, dims, strict=True):
             if not isinstance(e, ast.Name) and self.vector_names(e):
                 self._vec_locals.add(d)
@@ -213,14 +222,21 @@ class StatementWriter:
         return self._loop_cache[loop]
 
     def key(
-        self, def_loops: tuple[str, ...], dict_name: str | None = None, produce: bool = False
+        self,
+        def_loops: tuple[str, ...],
+        dict_name: str | None = None,
+        produce: bool = False,
+        buffer: bool = False,
     ) -> ast.expr:
         """The key of a value kept per iteration of `def_loops` in its dict.
 
         In array code, a loop that is a vectorized axis is replaced by a string
         naming its range and axis: the dict then holds the whole array of
         values. Only a statement vectorized over the same ranges and axes can
-        read it (checked here: the writer must have registered that key).
+        read it (checked here: the writer must have registered that key). The
+        copies of a `buffer` are indexed by their loops in the loops' order, not
+        by axes: the string names the range only, so that a reduction over more
+        axes (its loops the same ones) reads the array the others wrote.
         """
         parts = [self.loop_value(lp) for lp in def_loops]
         if not parts:
@@ -239,7 +255,9 @@ class StatementWriter:
             it = self.vec.get(p.id) if isinstance(p, ast.Name) else None
             if it is None:
                 raise NotVectorizable("a value kept per iteration of a vectorized loop")
-            text = f"{ast.unparse(it.start)}:{ast.unparse(it.stop)}:{it.step}@{it.axis}/{it.rank}"
+            text = f"{ast.unparse(it.start)}:{ast.unparse(it.stop)}:{it.step}"
+            if not buffer:
+                text += f"@{it.axis}/{it.rank}"
             sig.append(text)
             out.append(const(text))
         known = self.st.vec_keys.setdefault(dict_name, set())
@@ -313,13 +331,60 @@ class StatementWriter:
         if is_pure(op) and not isinstance(op, k.IterateOp):
             self.op(op)
             return self.env[v]
+        if isinstance(v.type, MemRefType) and v in self.st.local_buffers and not self.vec:
+            self.env[v] = name(self.st.local_buffers[v])
+            return self.env[v]
         if isinstance(v.type, MemRefType):
             # A buffer allocated by another statement (inside loops: one per iteration).
             d = next((x for x in program.statements if x.anchor is op), None)
             if d is not None:
-                e = ast.Subscript(name(self.st.dict_of(v)), self.key(d.dim_loops), ast.Load())
-                return self.bind(v, e)
+                dict_name = self.st.dict_of(v)
+                e = ast.Subscript(
+                    name(dict_name), self.key(d.dim_loops, dict_name, buffer=True), ast.Load()
+                )
+                found = self.bind(v, e)
+                self._note_private(found, d.dim_loops)
+                return found
         raise self.unsupported(f"{_describe(v)} is not available to {self.s.label}")
+
+    def _note_private(self, local: ast.expr, site: tuple[str, ...]) -> None:
+        """Record the leading axes of a buffer allocated inside the loops `site`: one
+        per vectorized loop among them, in their order."""
+        parts = [self.loop_value(lp) for lp in site]
+        leading = tuple(p.id for p in parts if isinstance(p, ast.Name) and p.id in self.vec)
+        if leading and isinstance(local, ast.Name):
+            self._private[local.id] = leading
+
+    def private_subs(self, mem: ast.expr, subs: list[ast.expr]) -> list[ast.expr]:
+        """`subs` of an element of a buffer, preceded, for a buffer allocated inside
+        vectorized loops, by the index of each iteration's copy (a slice over them all)."""
+        if not isinstance(mem, ast.Name) or mem.id not in self._private:
+            return subs
+        lead: list[ast.expr] = []
+        for it_name in self._private[mem.id]:
+            it = self.vec[it_name]
+            at_zero = isinstance(it.start, ast.Constant) and it.start.value == 0
+            e: ast.expr = (
+                name(it_name) if at_zero else ast.BinOp(name(it_name), ast.Sub(), it.start)
+            )
+            if it.step != 1:
+                # A tile loop: its copies are numbered by tile (integer-array indexing).
+                e = ast.BinOp(e, ast.FloorDiv(), const(it.step))
+            lead.append(e)
+        return [*lead, *subs]
+
+    def _uses_private(self, op: Operation) -> bool:
+        """Whether `op` uses a buffer allocated inside a vectorized loop (its copies are
+        one array, which only element loads and stores, and memsets, know how to index)."""
+        program = self.st.program
+        for x in op.operands:
+            info = program.arrays.get(program.array_names.get(x, ""))
+            if info is None or not info.site:
+                continue
+            for lp in info.site:
+                if lp in self.s.loops and self.vector_names(self.loop_value(lp)):
+                    return True
+        return False
 
     def bind(self, v: SSAValue, e: ast.expr) -> ast.expr:
         local = self.st.names.fresh(v.name_hint or "v")
@@ -366,10 +431,12 @@ class StatementWriter:
             for v, _arr in s.exports:
                 self.put(v, self.value(v))
             for r in s.anchor.results:
+                if r in self.st.local_buffers and not self.vec:
+                    continue
                 if isinstance(r.type, MemRefType) and r in self.env:
-                    target = ast.Subscript(
-                        name(self.st.dict_of(r)), self.key(s.dim_loops), ast.Store()
-                    )
+                    dict_name = self.st.dict_of(r)
+                    key = self.key(s.dim_loops, dict_name, produce=True, buffer=True)
+                    target = ast.Subscript(name(dict_name), key, ast.Store())
                     self.out.append(ast.Assign([target], self.env[r]))
         del program
         return self.out
@@ -424,6 +491,8 @@ class StatementWriter:
             return
         if self.vec:
             why = _array_refusal(op)
+            if why is None and self._uses_private(op) and not isinstance(op, k.MemsetOp):
+                why = f"{op.name} of a buffer allocated inside a vectorized loop"
             if why is not None:
                 raise NotVectorizable(why)
         if self._memory_op(op) or self._structure_op(op):
@@ -450,15 +519,17 @@ class StatementWriter:
 
     def _element_op(self, op: Operation) -> bool:
         """A load or store of one element (krnl, memref, affine); False for other ops."""
+        if self._scalar_buffer_op(op):
+            return True
         if isinstance(op, k.LoadOp | memref.LoadOp):
             mem = self.value(op.operands[0])
             subs = self.checked(op, op.operands[0], [self.value(x) for x in op.operands[1:]])
-            self.bind(op.results[0], self.read(mem, subs))
+            self.bind(op.results[0], self.read(mem, self.private_subs(mem, subs)))
         elif isinstance(op, k.StoreOp | memref.StoreOp):
             val = self.value(op.operands[0])
             mem = self.value(op.operands[1])
             subs = self.checked(op, op.operands[1], [self.value(x) for x in op.operands[2:]])
-            self.write_to(mem, subs, val)
+            self.write_to(mem, self.private_subs(mem, subs), val)
         elif isinstance(op, affine.LoadOp | affine.StoreOp):
             idx = [self.value(x) for x in op.indices]
             m = op.map
@@ -471,6 +542,7 @@ class StatementWriter:
                 else idx
             )
             mem = self.value(op.memref)
+            subs = self.private_subs(mem, subs)
             if isinstance(op, affine.LoadOp):
                 self.bind(op.results[0], self.read(mem, subs))
             else:
@@ -478,6 +550,22 @@ class StatementWriter:
         else:
             return False
         return True
+
+    def _scalar_buffer_op(self, op: Operation) -> bool:
+        """A load or store of a buffer kept as a scalar variable (compiled code)."""
+        if self.vec or not self.st.scalar_buffers:
+            return False
+        if isinstance(op, k.LoadOp | memref.LoadOp | affine.LoadOp):
+            mem = op.operands[0]
+            if mem in self.st.scalar_buffers:
+                self.bind(op.results[0], name(self.st.local_buffers[mem]))
+                return True
+        elif isinstance(op, k.StoreOp | memref.StoreOp | affine.StoreOp):
+            mem = op.operands[1]
+            if mem in self.st.scalar_buffers:
+                self.out.append(assign(self.st.local_buffers[mem], self.value(op.operands[0])))
+                return True
+        return False
 
     def _memory_op(self, op: Operation) -> bool:
         """Vector runs, whole buffers, sequences, allocations; False for other ops."""
@@ -937,23 +1025,67 @@ class StatementWriter:
                 continue
             found = iterator_plus_constant(e)
             offset: ast.expr | None = None
+            scale = 1
             if found is None:
                 moved = self._iterator_plus_offset(e)
                 if moved is None:
-                    return None
-                found, offset = (moved[0], 0), moved[1]
+                    moved_scaled = self._scaled_iterator(e)
+                    if moved_scaled is None:
+                        return None
+                    it_name, scale, offset = moved_scaled
+                    found = (it_name, 0)
+                    if isinstance(offset, ast.Constant) and isinstance(offset.value, int):
+                        found, offset = (it_name, offset.value), None
+                else:
+                    found, offset = (moved[0], 0), moved[1]
             if found[0] not in self.vec:
                 return None
             it, c = self.vec[found[0]], found[1]
             if it.axis in axes:
                 return None
             axes.append(it.axis)
-            stride = const(it.step) if it.step != 1 else None
-            lo, hi = add_constant(it.start, c), add_constant(it.stop, c)
+            stride = const(it.step * scale) if it.step * scale != 1 else None
+            lo, hi = add_constant(_times(it.start, scale), c), add_constant(it.stop, c)
+            if scale != 1:
+                # The last element a * (stop - 1) + c, then one past it: the bounds guard
+                # keeps subscripts non-negative, so a non-empty range never ends below 0.
+                hi = add_constant(_times(it.stop, scale), c - scale + 1)
             if offset is not None:
                 lo, hi = _shifted(lo, offset), _shifted(hi, offset)
             out.append(ast.Slice(lo, hi, stride))
         return out, axes
+
+    def _scaled_iterator(self, e: ast.expr) -> tuple[str, int, ast.expr | None] | None:
+        """`(it, a, d)` for a subscript `it * a + d` (or `a * it`, `d` on either side, or
+        subtracted, or absent) of a vectorized iterator `it`, a constant `a` > 1 and an
+        offset `d` as in `_iterator_plus_offset`: a strided window, pooling's
+        `x[2 * i + r]` over i, is the slice `x[r:r + 2 * n - 1:2]`."""
+        offset: ast.expr | None = None
+        term = e
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+            sides = [(e.left, e.right)]
+            if isinstance(e.op, ast.Add):
+                sides.append((e.right, e.left))
+            for t, rest in sides:
+                if _affine_scalar(rest) and not self.vector_names(rest):
+                    term = t
+                    offset = ast.UnaryOp(ast.USub(), rest) if isinstance(e.op, ast.Sub) else rest
+                    break
+            else:
+                return None
+        if not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult)):
+            return None
+        for it, a in ((term.left, term.right), (term.right, term.left)):
+            if (
+                isinstance(it, ast.Name)
+                and it.id in self.vec
+                and isinstance(a, ast.Constant)
+                and isinstance(a.value, int)
+                and not isinstance(a.value, bool)
+                and a.value > 1
+            ):
+                return it.id, a.value, offset
+        return None
 
     def _iterator_plus_offset(self, e: ast.expr) -> tuple[str, ast.expr] | None:
         """`(it, d)` for a subscript `it + d` (or `d + it`, `it - d`) of a vectorized
@@ -1088,6 +1220,12 @@ class StatementWriter:
         shape: list[ast.expr] = []
         for d in t.get_shape():
             shape.append(dyn.pop(0) if d < 0 else ast.Constant(d))
+        leading: tuple[str, ...] = ()
+        if self.vec:
+            # One copy per iteration of the vectorized loops around it: their lengths first.
+            parts = [self.loop_value(lp) for lp in self.s.dim_loops]
+            leading = tuple(p.id for p in parts if isinstance(p, ast.Name) and p.id in self.vec)
+            shape = [*(name(self.vec[x].length) for x in leading), *shape]
         dt = memref_dtype(t)
         # Like the interpreter: floats start as NaN, so reading before writing shows.
         nan = ast.Attribute(name("np"), "nan", ast.Load())
@@ -1097,7 +1235,20 @@ class StatementWriter:
             [ast.Tuple(shape, ast.Load()), fill],
             [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
         )
-        self.bind(op.results[0], e)
+        r = op.results[0]
+        if r in self.st.scalar_buffers and not self.vec:
+            # Its first value, as the interpreter's: NaN for floats, else 0.
+            first = call(f"np.{dt.name}", nan if dt.kind == "f" else const(0))
+            self.out.append(assign(self.st.local_buffers[r], first))
+            self.env[r] = name(self.st.local_buffers[r])
+            return
+        if r in self.st.local_buffers and not self.vec:
+            self.out.append(assign(self.st.local_buffers[r], e))
+            self.env[r] = name(self.st.local_buffers[r])
+            return
+        local = self.bind(r, e)
+        if leading and isinstance(local, ast.Name):
+            self._private[local.id] = leading
 
 
 def _affine_scalar(e: ast.expr) -> bool:
@@ -1115,6 +1266,15 @@ def _affine_scalar(e: ast.expr) -> bool:
         elif not isinstance(x, ast.Name | ast.operator | ast.unaryop | ast.expr_context):
             return False
     return True
+
+
+def _times(e: ast.expr, a: int) -> ast.expr:
+    """`e * a`, folded for a constant `e` or `a` = 1."""
+    if a == 1:
+        return e
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return const(e.value * a)
+    return ast.BinOp(e, ast.Mult(), const(a))
 
 
 def _shifted(e: ast.expr, offset: ast.expr) -> ast.expr:
@@ -1152,6 +1312,9 @@ def _array_refusal(op: Operation) -> str | None:
 
 def _vector_op(op: Operation) -> bool:
     """Ops that work on arrays over the vectorized loops (element ops and index values)."""
+    if isinstance(op, memref.AllocOp | memref.AllocaOp):
+        # A buffer per iteration: one array of them all, when its sizes are fixed.
+        return all(_outside_loops(v) for v in op.operands)
     if any(isinstance(r.type, MemRefType) for r in op.results):
         # A view or choice of buffers is one buffer, not an array of them: fine when
         # nothing it depends on varies inside the loops.

@@ -156,8 +156,17 @@ def product_factors(v: SSAValue) -> list[SSAValue]:
     return [v]
 
 
+# Helpers of arith.maxnumf / minnumf and the NumPy function that updates in place with
+# the interpreter's semantics (interpreter/arith.py: np.fmax / np.fmin, a NaN ignored);
+# a tie of +0.0 and -0.0 stays the exception numpy_ops documents (NumPy's array loops
+# and the interpreter's scalar calls may pick different zeros).
+IN_PLACE_CALLS = {"_maxnumf": "np.fmax", "_minnumf": "np.fmin"}
+
+
 def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`x = X[s]; y1 = x + e1; y2 = y1 * e2; X[s] = y2` as `X[s] += e1; X[s] *= e2`.
+    """`x = X[s]; y1 = x + e1; y2 = y1 * e2; X[s] = y2` as `X[s] += e1; X[s] *= e2`,
+    and `X[s] = _maxnumf(X[s], e)` as `np.fmax(X[s], e, out=X[s])` (a window loop of
+    pooling: one pass over the output per window element, as a hand-written pool).
 
     No temporary array and no copy, and the same operations in the same order
     (IEEE + and * commute). Only when each of x, y1, ... is used once, by the
@@ -179,26 +188,36 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
     }
     wanted = ast.Subscript(target.value, target.slice, ast.Load())
 
-    # Walk back from the stored value: y_k = y_(k-1) op e_k, down to the load.
-    def walk(current: str) -> tuple[int, list[tuple[int, ast.operator, ast.expr]]] | None:
+    # Walk back from the stored value: y_k = y_(k-1) op e_k, down to the load. A step's
+    # operation is an operator, or a NumPy function with the old value first or second.
+    Step = tuple[int, ast.operator | tuple[str, bool], ast.expr]
+
+    def walk(current: str) -> tuple[int, list[Step]] | None:
         i = where.get(current)
         if i is None:
             return None
         v = body[i].value  # type: ignore[attr-defined]
         if same_tree(v, wanted):
             return i, []
-        if not (
-            isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add | ast.Mult | ast.Sub | ast.Div)
+        sides: list[tuple[ast.expr, ast.expr, ast.operator | tuple[str, bool]]] = []
+        if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add | ast.Mult | ast.Sub | ast.Div):
+            sides.append((v.left, v.right, v.op))
+            if isinstance(v.op, ast.Add | ast.Mult):
+                sides.append((v.right, v.left, v.op))
+        elif (
+            isinstance(v, ast.Call)
+            and isinstance(v.func, ast.Name)
+            and v.func.id in IN_PLACE_CALLS
+            and len(v.args) == 2
+            and not v.keywords
         ):
-            return None
-        sides = [(v.left, v.right)]
-        if isinstance(v.op, ast.Add | ast.Mult):
-            sides.append((v.right, v.left))
-        for prev, rest in sides:
+            fn = IN_PLACE_CALLS[v.func.id]
+            sides += [(v.args[0], v.args[1], (fn, True)), (v.args[1], v.args[0], (fn, False))]
+        for prev, rest, how in sides:
             if isinstance(prev, ast.Name) and where.get(prev.id, i) < i:
                 found = walk(prev.id)
                 if found is not None:
-                    return found[0], [*found[1], (i, v.op, rest)]
+                    return found[0], [*found[1], (i, how, rest)]
         return None
 
     found = walk(store.value.id)
@@ -233,13 +252,28 @@ def in_place(body: list[ast.stmt]) -> list[ast.stmt]:
             same_tree(n, array) for n in ast.walk(rest)
         ):
             return body
-    updates = {i: ast.AugAssign(target, op, rest) for i, op, rest in steps}
+    updates = {i: _updated_in_place(target, how, rest) for i, how, rest in steps}
     out: list[ast.stmt] = []
     for i, st in enumerate(body[:-1]):
         if i == load_at:
             continue
         out.append(updates.get(i, st))
     return out
+
+
+def _updated_in_place(
+    target: ast.Subscript, how: ast.operator | tuple[str, bool], rest: ast.expr
+) -> ast.stmt:
+    """`X[s] op= e`, or `fn(X[s], e, out=X[s])` (the old value where it was)."""
+    if isinstance(how, ast.operator):
+        return ast.AugAssign(target, how, rest)
+    fn, old_first = how
+    old = ast.Subscript(target.value, target.slice, ast.Load())
+    args = [old, rest] if old_first else [rest, old]
+    e = dotted(fn, *args)
+    assert isinstance(e, ast.Call)
+    e.keywords = [ast.keyword("out", ast.Subscript(target.value, target.slice, ast.Load()))]
+    return ast.Expr(e)
 
 
 def contraction(w: StatementWriter, value: SSAValue, rank: int, n_par: int) -> ast.expr | None:
@@ -253,7 +287,7 @@ def contraction(w: StatementWriter, value: SSAValue, rank: int, n_par: int) -> a
         if isinstance(f.owner, Operation) and is_load(f.owner):
             op = f.owner
             mem = w.value(op.operands[0])
-            sliced = w.slices([w.value(x) for x in op.operands[1:]])
+            sliced = w.slices(w.private_subs(mem, [w.value(x) for x in op.operands[1:]]))
             if sliced is None:
                 return None
             idx, axes = sliced

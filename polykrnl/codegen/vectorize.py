@@ -798,11 +798,12 @@ class Vectorizer:
             index: ast.expr = w.key(def_loops)
         else:
             mem = w.value(form.store.operands[1])
-            subs = [w.value(x) for x in form.store.operands[2:]]
+            own = [w.value(x) for x in form.store.operands[2:]]
+            subs = w.private_subs(mem, own)
             sliced = w.slices(subs)
             if sliced is None or sorted(sliced[1]) != sliced[1] or sliced[1] != list(range(n_par)):
                 raise NotVectorizable("the updated element is not the parallel loops' slice")
-            if [w.value(x) for x in form.old.operands[1:]] != subs:
+            if [w.value(x) for x in form.old.operands[1:]] != own:
                 raise NotVectorizable("the update reads another element")
             index = index_of(sliced[0])
         return mem, index

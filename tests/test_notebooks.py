@@ -35,8 +35,8 @@ def _code(path: Path) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_there_are_the_five_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+def test_there_are_the_six_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

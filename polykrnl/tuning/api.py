@@ -151,7 +151,12 @@ class _ProgressBar:
     """A tqdm bar over the budget's seconds, with the search's counts beside it."""
 
     def __init__(self, name: str, budget: float) -> None:
-        from tqdm.auto import tqdm
+        import warnings
+
+        with warnings.catch_warnings():
+            # Without ipywidgets, tqdm.auto warns and draws the text bar: that bar is fine.
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
 
         self.bar = tqdm(total=round(budget), desc=f"tune @{name}", unit="s")
 

@@ -42,8 +42,10 @@ from polykrnl.codegen.safe_text import comment_text
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
+from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.form import NUMBA_FORM
 from polykrnl.targets.numba.promote import hoist_views, promote_invariants, unbox_set_once
+from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -228,7 +230,11 @@ def to_numba(
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             unbox_set_once(f)
             hoist_views(f)
-            promote_invariants(f, _element_types(sched, f), frozenset(SCALAR_HELPERS))
+            arguments = _element_types(sched, f)
+            pure = frozenset(SCALAR_HELPERS)
+            forward_loads(f, array_roots(f, arguments), pure)
+            promote_invariants(f, arguments, pure)
+            hoist_scalars(f, array_roots(f, arguments), pure)
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every

@@ -603,7 +603,12 @@ class StatementWriter:
             ]
         self.st.helpers |= added
         for r, x in zip(op.results, exprs, strict=True):
-            if isinstance(x, ast.Constant | ast.Name) or isinstance(r.type, IndexType):
+            # Index arithmetic stays an expression (subscripts read as slices from it),
+            # except a choice (`arith.select`): inlined at each use, a chain of them
+            # grows with every link (gather's clamp: np.where four levels deep, twice).
+            if isinstance(x, ast.Constant | ast.Name) or (
+                isinstance(r.type, IndexType) and not _chooses(x)
+            ):
                 self.env[r] = x
             else:
                 self.bind(r, x)
@@ -790,6 +795,9 @@ class StatementWriter:
     def read(self, mem: ast.expr, subs: list[ast.expr]) -> ast.expr:
         sliced = self.slices(subs)
         if sliced is None:
+            rows = self.rows(mem, subs)
+            if rows is not None:
+                return rows
             return ast.Subscript(mem, self.element_index(subs), ast.Load())
         idx, axes = sliced
         e: ast.expr = ast.Subscript(mem, _index(idx), ast.Load())
@@ -807,6 +815,42 @@ class StatementWriter:
             if any(isinstance(p, ast.Constant) for p in parts):
                 e = ast.Subscript(e, ast.Tuple(parts, ast.Load()), ast.Load())
         self._read_axes[id(e)] = frozenset(order)
+        return e
+
+    def rows(self, mem: ast.expr, subs: list[ast.expr]) -> ast.expr | None:
+        """A gather of whole runs: leading subscripts read from data (arrays over the
+        outer vectorized loops only), the trailing ones the innermost vectorized loops in
+        their order, `x[_ix, k]`. Written `x[_ix[..., 0], 0:n]`, NumPy copies a run per
+        index; as integer arrays (`x[_ix, np.arange(n)]`, `_ix` of shape (.., 1)) it
+        computes and checks one index per element (a gather of 256-float rows: 10x)."""
+        if not self.vec:
+            return None
+        rank = next(iter(self.vec.values())).rank
+        n_lead = next(
+            (
+                i
+                for i, e in enumerate(subs)
+                if (f := iterator_plus_constant(e)) and f[0] in self.vec
+            ),
+            len(subs),
+        )
+        lead, trail = subs[:n_lead], subs[n_lead:]
+        if not lead or not trail or len(trail) > rank:
+            return None
+        sliced = self.slices(trail)
+        if sliced is None:
+            return None
+        slices, trail_axes = sliced
+        inner = list(range(rank - len(trail), rank))
+        lead_axes = [self.axes_of(e) for e in lead]
+        if trail_axes != inner or any(not a or a & set(inner) for a in lead_axes):
+            return None
+        # Each leading array has one axis per vectorized loop from its first on (read()),
+        # of size 1 along the inner loops it does not depend on: dropped.
+        drop = ast.Tuple([ast.Constant(Ellipsis), *(const(0) for _ in inner)], ast.Load())
+        index = [ast.Subscript(e, drop, ast.Load()) for e in lead]
+        e = ast.Subscript(mem, ast.Tuple([*index, *slices], ast.Load()), ast.Load())
+        self._read_axes[id(e)] = frozenset().union(*lead_axes, inner)
         return e
 
     def read_axes(self, mem: ast.expr, subs: list[ast.expr]) -> tuple[ast.expr, list[int]]:
@@ -1098,3 +1142,18 @@ def _outside_loops(v: SSAValue) -> bool:
             return False
         op = op.parent_op()
     return True
+
+
+def _chooses(e: ast.expr) -> bool:
+    """Whether `e` contains a choice: `a if c else b` or `np.where(c, a, b)`."""
+    return any(
+        isinstance(x, ast.IfExp)
+        or (
+            isinstance(x, ast.Call)
+            and isinstance(f := x.func, ast.Attribute)
+            and f.attr == "where"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "np"
+        )
+        for x in ast.walk(e)
+    )

@@ -44,7 +44,12 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
 from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.form import NUMBA_FORM
-from polykrnl.targets.numba.promote import hoist_views, promote_invariants, unbox_set_once
+from polykrnl.targets.numba.promote import (
+    hoist_views,
+    merge_views,
+    promote_invariants,
+    unbox_set_once,
+)
 from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
 
 if TYPE_CHECKING:
@@ -232,8 +237,11 @@ def to_numba(
             hoist_views(f)
             arguments = _element_types(sched, f)
             pure = frozenset(SCALAR_HELPERS)
+            merge_views(f)
             forward_loads(f, array_roots(f, arguments), pure)
             promote_invariants(f, arguments, pure)
+            # again: the elements promoted through one view are loaded once
+            forward_loads(f, array_roots(f, arguments), pure)
             hoist_scalars(f, array_roots(f, arguments), pure)
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):

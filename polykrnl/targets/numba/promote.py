@@ -146,6 +146,64 @@ def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
             body[i] = ast.If(guard, [*hoisted, st], [])
 
 
+def merge_views(fn: ast.FunctionDef) -> None:
+    """A view assigned once that an earlier statement of its block already made (the same
+    expression, names that are other such views read as the first one) is that name:
+    each statement views the pool again, and LLVM does not see that two loads through
+    `t0_3` and `t0_4` read one element (softmax computed its exp twice)."""
+    counts = Counter(
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    same: dict[str, str] = {}
+    for block in [fn.body, *(b for n in ast.walk(fn) for b in _blocks_of(n))]:
+        made: dict[str, str] = {}  # expression -> the name that holds it
+        for st in block:
+            if not (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(t := st.targets[0], ast.Name)
+                and counts[t.id] == 1
+                and _view_of_invariants(st.value, set())
+            ):
+                continue
+            names = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)}
+            if any(counts[n] != 1 for n in names - {"np"}):
+                continue
+            text = ast.unparse(_Rename(same).visit(copy.deepcopy(st.value)))
+            if text in made:
+                same[t.id] = made[text]
+            else:
+                made[text] = t.id
+    if not same:
+        return
+    _Rename(same).visit(fn)
+    for n in [fn, *ast.walk(fn)]:
+        for block in _blocks_of(n):
+            kept = [
+                st
+                for st in block
+                if not (isinstance(st, ast.Assign) and ast.unparse(st.targets[0]) in same)
+            ]
+            if len(kept) != len(block):
+                block[:] = kept or [ast.Pass()]
+
+
+def _blocks_of(n: ast.AST) -> list[list[ast.stmt]]:
+    return [b for part in ("body", "orelse") if isinstance(b := getattr(n, part, None), list)]
+
+
+class _Rename(ast.NodeTransformer):
+    """Reads of a name replaced by the name it equals."""
+
+    def __init__(self, same: dict[str, str]) -> None:
+        self.same = same
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.same:
+            return ast.Name(self.same[node.id], ast.Load())
+        return node
+
+
 def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
     """Whether `e` names or views arrays (reads no element) from values fixed in the loop."""
     if isinstance(e, ast.Name):

@@ -66,8 +66,8 @@ def _hoisted(loop: ast.For, roots: dict[str, Root], pure: frozenset[str]) -> ast
         if not wrong:
             break
         blocked |= wrong
-    if not moved:
-        return None
+    if all(isinstance(st, ast.Assign) and isinstance(st.value, ast.Name) for st in moved):
+        return None  # copies of names only: nothing LLVM would compute again
     loop.body = stay or [ast.Pass()]
     return ast.If(guard, [*moved, loop], [])
 

@@ -13,7 +13,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.targets.numba.aliases import Root, array_roots, may_alias
-from polykrnl.targets.numba.promote import promote_invariants
+from polykrnl.targets.numba.promote import merge_views, promote_invariants
 from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
 
 pytest.importorskip("numba")
@@ -297,3 +297,26 @@ def test_softmax_kernel_sums_each_row_in_a_local() -> None:
     x[2, 4] = np.nan
     x[3, :] = 0.0
     same(fn, kernel, x=x)
+
+
+def test_a_view_made_again_in_the_same_block_is_the_first_one() -> None:
+    fn = parsed(
+        """
+        def k(x, n, i):
+            pool = np.full((48,), 0, dtype=np.int8)
+            for j in range(n):
+                p1 = pool
+                p2 = pool
+                t0 = p1[0:24].view(np.float32).reshape((6,))
+                t0b = p2[0:24].view(np.float32).reshape((6,))
+                t1 = p2[24:48].view(np.float32).reshape((6,))
+                a = t0[np.uint64(i)]
+                b = t0b[np.uint64(i)]
+                t1[np.uint64(i)] = a + b
+        """
+    )
+    merge_views(fn)
+    out = text(fn)
+    assert "p2" not in out and "t0b" not in out and "b = t0[np.uint64(i)]" in out
+    forward_loads(fn, array_roots(fn, {"x": "float32"}), PURE)
+    assert "b = a" in text(fn)

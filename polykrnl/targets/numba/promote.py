@@ -283,8 +283,10 @@ def loop_accesses(
                 return None  # a call that may write memory
             if ast.unparse(node.func) in ALLOCATIONS:
                 return None  # a new buffer in each iteration: no element stays put
-        elif isinstance(node, (ast.Raise, ast.While, ast.AugAssign)):
-            return None
+        elif isinstance(
+            node, (ast.Raise, ast.While, ast.AugAssign, ast.Return, ast.Break, ast.Continue)
+        ):
+            return None  # an iteration that may end early, or a name updated in place
         elif isinstance(node, ast.Subscript):
             array = node.value.id if isinstance(node.value, ast.Name) else None
             if array in roots:

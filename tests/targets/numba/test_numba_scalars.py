@@ -117,6 +117,7 @@ def test_the_row_index_chain_and_its_check_run_once_per_row() -> None:
         "\n        idx[np.uint64(i), np.uint64(k)] = 0",  # the loop writes the index array
         "\n        _ix = k",  # the index is set again by what stays
         "\n        _pk_oob[2] = k",  # the flag is touched by what stays
+        "\n        if k > 2:\n            break",  # an iteration may end before the check
     ],
 )
 def test_the_chain_stays_where_the_loop_changes_what_it_reads(extra: str) -> None:

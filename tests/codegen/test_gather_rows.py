@@ -60,10 +60,32 @@ def same(fn: pk.Function, idx: np.ndarray) -> None:
 
 def test_whole_rows_are_gathered_by_one_index_each_and_the_clamp_is_named_once() -> None:
     fn, source = kernel_and_fn(CLAMP)
-    assert "[..., 0, 0], 0:2, 0:5]" in source and "np.arange" not in source
+    # gathered into the result's slice: no temporary of the result's size copied again
+    assert "np.take(x[:, 0:2, 0:5], _ix[..., 0, 0], axis=0, out=res_1[" in source
+    assert "np.arange" not in source
     assert source.count("np.where") == 3  # one per select of the chain
     same(fn, EDGE)
     same(fn, np.random.default_rng(0).integers(-20, 20, size=(3, 4), dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the row read twice: a value, not a copy into the result
+        (
+            "krnl.store %v, %res",
+            "%w = arith.addf %v, %v : f32\n    krnl.store %w, %res",
+        ),
+        # one index per i, broadcast along j: the rows are fewer than the result's
+        ("%idx[%iv#0, %iv#1]", "%idx[%iv#0, %c0]"),
+    ],
+)
+def test_rows_that_are_not_the_stored_slice_are_indexed(change: tuple[str, str]) -> None:
+    text = GATHER.format(clamp=CLAMP, sub="%iv#2, %iv#3").replace(*change)
+    fn = pk.parse(text)["gather"]
+    source = pk.schedule(fn).to_numpy(reassociate=False).source
+    assert "np.take" not in source and "0:2, 0:5]" in source
+    same(fn, EDGE)
 
 
 def test_rows_outside_the_table_are_refused_without_the_clamp() -> None:

@@ -9,8 +9,8 @@ Run it before and after a change that should not change behaviour, then diff:
 Per .mlir file: the printed module (custom and generic forms), the verifier's
 verdict, and per function the loop tree (text and JSON), the legality report,
 to_krnl(), the NumPy kernels (default, reassociate=False, parallel=True), the
-PTO kernels and tmp sizes for both architectures, and the recipe-less loops and
-kernel; errors are written as `!! ErrorClass: message` (paths relative to the
+Numba kernel's source, the PTO kernels and tmp sizes for both architectures, and the
+recipe-less loops and kernel; errors are written as `!! ErrorClass: message` (paths relative to the
 checkout, so two checkouts compare equal).
 """
 
@@ -53,6 +53,7 @@ def _function(fn: pk.Function) -> list[str]:
         "numpy": lambda: s.to_numpy().source,
         "numpy exact": lambda: s.to_numpy(reassociate=False).source,
         "numpy parallel": lambda: s.to_numpy(parallel=True).source,
+        "numba": lambda: s.to_numba(cache=False).source,
     }
 
     def pto(arch: str, what: str) -> object:

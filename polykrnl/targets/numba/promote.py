@@ -18,10 +18,12 @@ buffers, which is what makes these rewrites exact:
   (promoted); each write is converted to X's element type, as the store would.
 
 The same operations run on the same values in the same order: the kernel stays bit for
-bit the interpreter. Only memref arguments qualify, and only in a `range` loop (never a
-prange) that calls nothing but NumPy and polykrnl's pure helpers, stores only to
-arguments, and touches no other array (a view of an argument could alias it). The loop
-is guarded by its non-emptiness, so nothing is read that the loop would not read.
+bit the interpreter. Only arrays with a `Root` (aliases.py: memref arguments, fresh
+allocations and their views, a pool's row temporaries apart when their ranges are)
+qualify, and only in a `range` loop (never a prange) that calls nothing but NumPy and
+polykrnl's pure helpers and stores only to arrays with a root; "no other access" means
+none to an array that may alias it. The loop is guarded by its non-emptiness, so
+nothing is read that the loop would not read.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 from typing import TypeGuard
+
+from polykrnl.targets.numba.aliases import ALLOCATIONS, Root, array_roots, may_alias
 
 #: calls that neither write memory nor read arrays
 _PURE = frozenset({"min", "max", "abs", "int", "float", "bool", "range", "len"})
@@ -116,7 +120,7 @@ def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
             inner = getattr(st, part, None)
             if isinstance(inner, list):
                 _hoist_in(inner, once)
-        if not isinstance(st, ast.For) or (guard := _nonempty(st)) is None:
+        if not isinstance(st, ast.For) or (guard := nonempty(st)) is None:
             continue
         hoisted: list[ast.stmt] = []
         while True:
@@ -140,6 +144,64 @@ def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
             st.body = [s for s in st.body if s not in movable] or [ast.Pass()]
         if hoisted:
             body[i] = ast.If(guard, [*hoisted, st], [])
+
+
+def merge_views(fn: ast.FunctionDef) -> None:
+    """A view assigned once that an earlier statement of its block already made (the same
+    expression, names that are other such views read as the first one) is that name:
+    each statement views the pool again, and LLVM does not see that two loads through
+    `t0_3` and `t0_4` read one element (softmax computed its exp twice)."""
+    counts = Counter(
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    same: dict[str, str] = {}
+    for block in [fn.body, *(b for n in ast.walk(fn) for b in _blocks_of(n))]:
+        made: dict[str, str] = {}  # expression -> the name that holds it
+        for st in block:
+            if not (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(t := st.targets[0], ast.Name)
+                and counts[t.id] == 1
+                and _view_of_invariants(st.value, set())
+            ):
+                continue
+            names = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)}
+            if any(counts[n] != 1 for n in names - {"np"}):
+                continue
+            text = ast.unparse(_Rename(same).visit(copy.deepcopy(st.value)))
+            if text in made:
+                same[t.id] = made[text]
+            else:
+                made[text] = t.id
+    if not same:
+        return
+    _Rename(same).visit(fn)
+    for n in [fn, *ast.walk(fn)]:
+        for block in _blocks_of(n):
+            kept = [
+                st
+                for st in block
+                if not (isinstance(st, ast.Assign) and ast.unparse(st.targets[0]) in same)
+            ]
+            if len(kept) != len(block):
+                block[:] = kept or [ast.Pass()]
+
+
+def _blocks_of(n: ast.AST) -> list[list[ast.stmt]]:
+    return [b for part in ("body", "orelse") if isinstance(b := getattr(n, part, None), list)]
+
+
+class _Rename(ast.NodeTransformer):
+    """Reads of a name replaced by the name it equals."""
+
+    def __init__(self, same: dict[str, str]) -> None:
+        self.same = same
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.same:
+            return ast.Name(self.same[node.id], ast.Load())
+        return node
 
 
 def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
@@ -185,51 +247,68 @@ def promote_invariants(
     dtype name of its elements; `pure`: helper functions without side effects."""
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | set(element_types)
     fresh = (f"_e{i}" for i in itertools.count() if f"_e{i}" not in taken)
-    _rewrite_body(fn.body, element_types, _PURE | pure, fresh)
+    _rewrite_body(fn.body, array_roots(fn, element_types), _PURE | pure, fresh)
 
 
 def _rewrite_body(
-    body: list[ast.stmt], arrays: dict[str, str], pure: frozenset[str], fresh: Iterator[str]
+    body: list[ast.stmt], roots: dict[str, Root], pure: frozenset[str], fresh: Iterator[str]
 ) -> None:
     # Innermost loops first: what they hoist can move further out.
     for i, st in enumerate(body):
         for part in ("body", "orelse"):
             inner = getattr(st, part, None)
             if isinstance(inner, list):
-                _rewrite_body(inner, arrays, pure, fresh)
+                _rewrite_body(inner, roots, pure, fresh)
         if isinstance(st, ast.For):
-            replacement = _promoted(st, arrays, pure, fresh)
+            replacement = _promoted(st, roots, pure, fresh)
             if replacement is not None:
                 body[i] = replacement
 
 
-def _promoted(
-    loop: ast.For, arrays: dict[str, str], pure: frozenset[str], fresh: Iterator[str]
-) -> ast.stmt | None:
-    """`loop` with its fixed elements in locals, under its guard; None if nothing moves."""
-    guard = _nonempty(loop)
-    if guard is None or not isinstance(loop.target, ast.Name):
+def loop_accesses(
+    loop: ast.For, roots: dict[str, Root], pure: frozenset[str]
+) -> tuple[set[str], list[ast.Subscript]] | None:
+    """The names `loop` assigns (its iterator too) and its element accesses of arrays
+    with a root; None when it calls what may write memory, or stores to (or indexes an
+    element of) an array without a root."""
+    if not isinstance(loop.target, ast.Name):
         return None
     varying = {loop.target.id}
-    accesses: dict[str, dict[str, list[ast.Subscript]]] = {}  # array -> subscript -> nodes
-    stored: set[str] = set()
+    accesses: list[ast.Subscript] = []
     for node in ast.walk(ast.Module(loop.body, [])):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             varying.add(node.id)
         elif isinstance(node, ast.Call):
             if ast.unparse(node.func).split(".")[0] not in ("np", *pure):
                 return None  # a call that may write memory
+            if ast.unparse(node.func) in ALLOCATIONS:
+                return None  # a new buffer in each iteration: no element stays put
+        elif isinstance(
+            node, (ast.Raise, ast.While, ast.AugAssign, ast.Return, ast.Break, ast.Continue)
+        ):
+            return None  # an iteration that may end early, or a name updated in place
         elif isinstance(node, ast.Subscript):
             array = node.value.id if isinstance(node.value, ast.Name) else None
-            if array in arrays:
-                key = ast.unparse(node.slice)
-                accesses.setdefault(array, {}).setdefault(key, []).append(node)
-                if isinstance(node.ctx, ast.Store):
-                    stored.add(array)
+            if array in roots:
+                accesses.append(node)
             elif isinstance(node.ctx, ast.Store) or "np.uint64" in ast.unparse(node.slice):
-                return None  # another array: a view may alias an argument
-    if varying & set(arrays):
+                return None  # an array that may alias any other
+    return varying, accesses
+
+
+def _promoted(
+    loop: ast.For, roots: dict[str, Root], pure: frozenset[str], fresh: Iterator[str]
+) -> ast.stmt | None:
+    """`loop` with its fixed elements in locals, under its guard; None if nothing moves."""
+    guard = nonempty(loop)
+    found = loop_accesses(loop, roots, pure) if guard is not None else None
+    if guard is None or found is None:
         return None
+    varying, accesses = found
+    by_element: dict[tuple[str, str], list[ast.Subscript]] = {}
+    for node in accesses:
+        key = (node.value.id, ast.unparse(node.slice))  # type: ignore[attr-defined]
+        by_element.setdefault(key, []).append(node)
     # Only accesses every iteration makes (not under an inner loop or branch) move out:
     # anything else could read an element the loop never reads.
     direct = {
@@ -241,24 +320,36 @@ def _promoted(
     before: list[ast.stmt] = []
     after: list[ast.stmt] = []
     local_of: dict[int, str] = {}
-    for array, by_subscript in accesses.items():
-        if array in stored and len(by_subscript) > 1:
+    dtypes: dict[str, str] = {}
+    for (array, _), nodes in by_element.items():
+        root = roots[array]
+        if (
+            array in varying
+            or _names(nodes[0].slice) & varying
+            or any(id(n) not in direct for n in nodes)
+        ):
             continue
-        for nodes in by_subscript.values():
-            if _names(nodes[0].slice) & varying or any(id(n) not in direct for n in nodes):
-                continue
-            local = next(fresh)
-            before.append(
-                ast.Assign([ast.Name(local, ast.Store())], _element(nodes[0], ast.Load()))
-            )
-            if array in stored:
-                after.append(
-                    ast.Assign([_element(nodes[0], ast.Store())], ast.Name(local, ast.Load()))
-                )
-            local_of.update((id(n), local) for n in nodes)
+        written = any(isinstance(n.ctx, ast.Store) for n in nodes)
+        others = [
+            n
+            for n in accesses
+            if n not in nodes and may_alias(roots[n.value.id], root)  # type: ignore[attr-defined]
+        ]
+        # A fixed element read only moves out if nothing in the loop may write it; one
+        # written stays in a local only if nothing else in the loop may touch it.
+        if (others and written) or any(isinstance(n.ctx, ast.Store) for n in others):
+            continue
+        if written and root.dtype is None:
+            continue
+        local = next(fresh)
+        before.append(ast.Assign([ast.Name(local, ast.Store())], _element(nodes[0], ast.Load())))
+        if written:
+            after.append(ast.Assign([_element(nodes[0], ast.Store())], ast.Name(local, ast.Load())))
+            dtypes[local] = root.dtype  # type: ignore[assignment]
+        local_of.update((id(n), local) for n in nodes)
     if not before:
         return None
-    return ast.If(guard, [*before, _Swap(local_of, arrays).visit(loop), *after], [])
+    return ast.If(guard, [*before, _Swap(local_of, dtypes).visit(loop), *after], [])
 
 
 def _element(access: ast.Subscript, ctx: ast.expr_context) -> ast.Subscript:
@@ -269,16 +360,15 @@ class _Swap(ast.NodeTransformer):
     """Promoted accesses (identified by node identity) replaced by their locals; a write
     converted to the array's element type, as storing it would."""
 
-    def __init__(self, local_of: dict[int, str], arrays: dict[str, str]) -> None:
+    def __init__(self, local_of: dict[int, str], dtypes: dict[str, str]) -> None:
         self.local_of = local_of
-        self.arrays = arrays
-        self.array_of: dict[str, str] = {}  # local -> array, for the locals written
+        self.dtypes = dtypes  # local written -> its array's element dtype
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         self.generic_visit(node)
         t = node.targets[0]
-        if len(node.targets) == 1 and isinstance(t, ast.Name) and t.id in self.array_of:
-            dtype = self.arrays[self.array_of[t.id]]
+        if len(node.targets) == 1 and isinstance(t, ast.Name) and t.id in self.dtypes:
+            dtype = self.dtypes[t.id]
             node.value = ast.Call(
                 ast.Attribute(ast.Name("np", ast.Load()), dtype, ast.Load()), [node.value], []
             )
@@ -289,8 +379,6 @@ class _Swap(ast.NodeTransformer):
         if local is None:
             self.generic_visit(node)
             return node
-        if isinstance(node.ctx, ast.Store):
-            self.array_of[local] = node.value.id  # type: ignore[attr-defined]
         return ast.Name(local, node.ctx)
 
 
@@ -298,7 +386,7 @@ def _names(e: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(e) if isinstance(n, ast.Name) and n.id != "np"}
 
 
-def _nonempty(loop: ast.For) -> ast.expr | None:
+def nonempty(loop: ast.For) -> ast.expr | None:
     """A test true exactly when `loop` (a `range` loop with step 1) runs at least once."""
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):

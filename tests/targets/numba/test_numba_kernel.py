@@ -353,6 +353,25 @@ def test_compile_time_is_recorded_per_signature() -> None:
     assert len(kernel.compile_seconds) == 1
 
 
+def test_an_array_of_another_layout_is_compiled_for_and_computed_right() -> None:
+    # The call remembers the arrays it compiled for by dtype, rank and flags: an
+    # F-ordered or read-only input is a new Numba signature, not the C one's code.
+    fn = load(ROOT / "corpus" / "parallel_forms.mlir")["relu"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    args = make_inputs(fn, {}, seed=0)
+    kernel(**{k: v.copy() for k, v in args.items()})
+    x_f = np.asfortranarray(args["x"])
+    x_ro = args["x"].copy()
+    x_ro.flags.writeable = False
+    for n, x in enumerate((x_f, x_ro), start=2):
+        y = np.zeros_like(args["y"])
+        kernel(x=x, y=y)
+        assert len(kernel.compile_seconds) == n
+        want = np.zeros_like(y)
+        pk.run_reference(fn, x=x.copy(), y=want)
+        assert y.tobytes() == want.tobytes()
+
+
 def test_missing_numba_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(numba_kernel, "numba_missing", lambda: "numba does not import here")
     fn = load(ROOT / "corpus" / "parallel_forms.mlir")["relu"]

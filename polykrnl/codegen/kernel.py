@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import islpy as isl
@@ -65,6 +65,9 @@ class WrittenKernel:
     # every access of their own in bounds (no subscript read from data, no access the
     # model cannot follow): they need no per-access check.
     proven_in_bounds: frozenset[str] = frozenset()
+    # The math functions computed in their operands' float32 (float16) rather than in
+    # float64 rounded once (`math_precision`): not bit for bit the interpreter's.
+    narrow_math: tuple[str, ...] = ()
 
     @property
     def function_source(self) -> str:
@@ -115,8 +118,12 @@ def write_kernel(
     proves them parallel. `check_bounds` makes the kernel refuse arrays that do not fit its
     accesses before touching them (``bounds_guard.py``).
     """
-    with numpy_ops.writing(form):
-        return _write(
+    # The NumPy form computes float32 math functions in float32 when it may reassociate
+    # (neither is bit for bit the interpreter's); compiled code keeps float64, which
+    # costs it little.
+    native = reassociate and not form.compiled
+    with numpy_ops.writing(form), numpy_ops.math_precision(native) as narrow:
+        written = _write(
             sched,
             vectorize=vectorize,
             reassociate=reassociate,
@@ -124,6 +131,7 @@ def write_kernel(
             form=form,
             check_bounds=check_bounds,
         )
+    return replace(written, narrow_math=tuple(sorted(narrow))) if narrow else written
 
 
 def _write(

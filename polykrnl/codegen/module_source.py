@@ -153,10 +153,8 @@ def _module_docstring(kernels: Sequence[PythonKernel], source_name: str) -> str:
         results = comment_text(", ".join(str(t) for t in fn.result_types))
         lines.append(f"    returns: {results or 'nothing'}")
         if not k.exact:
-            lines.append(
-                "    (reductions are reassociated as np.einsum: floating-point results may "
-                "differ from"
-            )
+            why = getattr(k, "inexact_reason", lambda: "reductions are reassociated")()
+            lines.append(f"    ({comment_text(why)}: floating-point results may differ from")
             lines.append("    the reference interpreter's in the last bits)")
     text = "\n".join(lines) + "\n"
     # The names are escaped already (no line breaks); the literal's own escapes keep the

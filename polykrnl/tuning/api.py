@@ -108,17 +108,10 @@ def tune(
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
     pool = evaluator(dask, workers)
     bar = _ProgressBar(fn.name, budget) if progress is True else None
+    report = bar if bar is not None else (progress if callable(progress) else None)
     try:
-        tried = search(
-            space,
-            job,
-            pool,
-            budget=budget,
-            seed=seed,
-            max_trials=max_trials,
-            seeds=seeds,
-            progress=bar if bar is not None else (progress if callable(progress) else None),
-        )
+        tried = search(space, job, pool, budget=budget, seed=seed, max_trials=max_trials,
+                       seeds=seeds, progress=report)  # fmt: skip
     finally:
         pool.close()
         if bar is not None:

@@ -184,7 +184,7 @@ def _param(case: Case) -> Any:
 def test_kernel_matches_the_reference(case: Case) -> None:
     fn = case.function()
     kernel = case.kernel()
-    assert kernel.exact == (case.terms == 0), "a case reassociates exactly when it has terms"
+    assert kernel.reassociated == (case.terms > 0), "a case reassociates exactly when it has terms"
     for seed in (0, 1):
         args = make_inputs(fn, case.params, seed=seed)
         want = copy.deepcopy(args)
@@ -203,5 +203,9 @@ def test_kernel_matches_the_reference(case: Case) -> None:
             assert w.shape == g.shape and w.dtype == g.dtype, what
             if kernel.exact or w.dtype.kind not in "fc":
                 assert np.array_equal(w, g, equal_nan=w.dtype.kind in "fc"), f"{what} differs"
+            elif not kernel.reassociated:
+                # float32 math in float32 (kernel.narrow_math): each value a few ulp off
+                eps = float(np.finfo(w.dtype).eps)
+                assert np.allclose(g, w, rtol=4 * eps, atol=0, equal_nan=True), what
             else:
                 assert _close(w, g, case.terms), f"{what}: max error {np.max(np.abs(w - g))}"

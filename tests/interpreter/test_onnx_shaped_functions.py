@@ -28,8 +28,10 @@ def test_an_allocated_result_is_returned() -> None:
     x = RNG.standard_normal((10, 10)).astype(np.float32)
     out = pk.run_reference(_fn("onnx_returned_alloc.mlir", "exp_result"), arg0=x)
     np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
-    kernel_out = pk.compile(_fn("onnx_returned_alloc.mlir", "exp_result"))(arg0=x)
-    np.testing.assert_array_equal(kernel_out, out)
+    fn = _fn("onnx_returned_alloc.mlir", "exp_result")
+    # the exact kernel computes exp in float64 rounded once, as the interpreter does
+    np.testing.assert_array_equal(pk.compile(fn, reassociate=False)(arg0=x), out)
+    np.testing.assert_allclose(pk.compile(fn)(arg0=x), out, rtol=2e-7)
 
 
 def test_several_results_and_one_buffer_returned_twice() -> None:
@@ -59,7 +61,8 @@ def test_softmax_with_its_temporaries_in_an_i8_pool() -> None:
     out = pk.run_reference(fn, x=x)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-6)
-    np.testing.assert_array_equal(pk.compile(fn)(x=x), out)
+    np.testing.assert_array_equal(pk.compile(fn, reassociate=False)(x=x), out)
+    np.testing.assert_allclose(pk.compile(fn)(x=x), out, rtol=1e-6)
     # Each element of a view is the 4 bytes of the pool it occupies: the two views do
     # not overlap, so every row loop is parallel and nothing is approximated.
     report = pk.check(fn)

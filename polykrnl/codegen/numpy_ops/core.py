@@ -94,6 +94,29 @@ def writing(form: PythonForm) -> Iterator[None]:
         _FORM.reset(token)
 
 
+#: None: math functions of float32 (float16) values are computed in float64 and rounded
+#: once, as the interpreter does (bit for bit); a set: computed by NumPy's loops of the
+#: operand's own type (several times faster, within a few ulp), recording the functions
+#: so computed (the kernel is then not exact)
+_NATIVE_MATH: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "native_math", default=None
+)
+
+
+@contextlib.contextmanager
+def math_precision(native: bool) -> Iterator[set[str]]:
+    """Inside this block, math functions of narrow floats are computed in their own type
+    when `native` (the set yielded collects the functions so computed)."""
+    outer = _NATIVE_MATH.get()
+    # a callee written inside a kernel reports into the caller's set
+    used: set[str] = outer if native and outer is not None else set()
+    token = _NATIVE_MATH.set(used if native else None)
+    try:
+        yield used
+    finally:
+        _NATIVE_MATH.reset(token)
+
+
 def compiled_form() -> bool:
     """Whether the emitters are writing compiled code (scalars, typed values: Numba)."""
     return _FORM.get().compiled
@@ -303,9 +326,14 @@ def float_binary(fn: Callable[[Expr, Expr, Ctx], Expr]) -> Emitter:
     return emitter
 
 
-def in_f64(t: NpType, fn: Callable[[Expr | None], Expr]) -> Expr:
-    """fn evaluated in float64, rounded once to t (fn(None): the float64 keyword form)."""
+def in_f64(t: NpType, fn: Callable[[Expr | None], Expr], what: str = "") -> Expr:
+    """fn evaluated in float64, rounded once to t (fn(None): the float64 keyword form),
+    or in t itself where math_precision allows it (`what` names the function)."""
     if t.dtype == np.dtype(np.float64):
+        return fn(None)
+    native = _NATIVE_MATH.get()
+    if native is not None:
+        native.add(what or "math")
         return fn(None)
     return astype(fn(np_attr("float64")), t.dtype)
 
@@ -370,8 +398,10 @@ def unary_float(fn: str) -> Emitter:
             e = cx.helper("_erf", a)
             return [e if t.dtype == np.dtype(np.float64) else astype(e, t.dtype)]
         if fn == "rsqrt":
-            return [in_f64(t, lambda d: binop(ast.Constant(1.0), ast.Div(), ufunc64("sqrt", a)(d)))]
-        return [in_f64(t, ufunc64(_F64_UNARY[fn], a))]
+            # a Python 1.0 keeps the operand's type (NumPy 2's weak scalars)
+            sqrt = ufunc64("sqrt", a)
+            return [in_f64(t, lambda d: binop(ast.Constant(1.0), ast.Div(), sqrt(d)), fn)]
+        return [in_f64(t, ufunc64(_F64_UNARY[fn], a), fn)]
 
     return emitter
 

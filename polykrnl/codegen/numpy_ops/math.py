@@ -117,7 +117,7 @@ NUMPY.add(float_binary(lambda a, b, cx: npcall("copysign", a, b)), math.CopySign
 @NUMPY.register(math.Atan2Op)
 def _atan2(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
     t = same_kind(op, "f", 2)
-    return [in_f64(t, ufunc64("arctan2", *args))]
+    return [in_f64(t, ufunc64("arctan2", *args), "atan2")]
 
 
 @NUMPY.register(math.PowFOp)

@@ -30,8 +30,10 @@ class NumpyKernel(KernelCall):
     Made by `Schedule.to_numpy()` or `pk.compile(fn)`. Call it with the function's
     arguments by name (arrays of the exact dtype, updated in place; index values as
     ints); it returns the function's results. Before any access it refuses arrays that
-    do not fit (`BoundsError`). `exact` is False when a reduction was reassociated
-    (floating-point results may then differ from the reference in the last bits).
+    do not fit (`BoundsError`). `exact` is False when a reduction was reassociated or a
+    math function (exp, tanh, ...) of float32 values computed in float32
+    (`reassociated`, `narrow_math`; floating-point results may then differ from the
+    reference in the last bits; `reassociate=False` gives an exact kernel).
 
     Examples
     --------
@@ -60,12 +62,17 @@ class NumpyKernel(KernelCall):
     schedule: Schedule = field(repr=False)
     source: str
     entry: str  # the name of the generated function in `source`
-    # False when a reduction was reassociated (a contraction as np.einsum): floating-
-    # point results then differ from the reference in the last bits.
+    # False when a reduction was reassociated (a contraction as np.einsum) or a math
+    # function of float32 values computed in float32: floating-point results then differ
+    # from the reference in the last bits.
     exact: bool = True
     helpers: frozenset[str] = frozenset()  # the helper functions the source defines
     function_source: str = ""  # the generated functions alone (for a caller's module)
     cache: bool = False  # nothing of a NumPy kernel is cached on disk (Numba's are)
+    reassociated: bool = False  # a float reduction runs in another order
+    # math functions computed in their float32 (float16) operands' type, by NumPy's own
+    # loops (within a few ulp), where the interpreter rounds a float64 result once
+    narrow_math: tuple[str, ...] = ()
     # the form of Python its source is written in (module_source reads it)
     form: ClassVar[PythonForm] = NUMPY_FORM
     imports: ClassVar[str] = "import numpy as np"
@@ -90,6 +97,13 @@ class NumpyKernel(KernelCall):
         lines = self.source.count("\n")
         return f"<NumpyKernel @{self.schedule.program.function.name}: {lines} lines>"
 
+    def inexact_reason(self) -> str:
+        """Why the results may differ from the reference in the last bits ("" if exact)."""
+        why = ["reassociated (float sums or products in another order)"] * self.reassociated
+        if self.narrow_math:
+            why.append(f"{', '.join(self.narrow_math)} computed in float32 (within a few ulp)")
+        return "; ".join(why)
+
     def _repr_html_(self) -> str:
         """Jupyter: the call signature, what the kernel guarantees, the highlighted source."""
         fn = self.schedule.program.function
@@ -97,7 +111,7 @@ class NumpyKernel(KernelCall):
         exact = (
             "exact: bit for bit the reference interpreter's results"
             if self.exact
-            else "reassociated: float sums or products in another order than the reference"
+            else "not exact: " + self.inexact_reason()
         )
         body = (
             display.section(
@@ -119,7 +133,9 @@ def to_numpy(
     """The NumPy kernel of a schedule.
 
     `vectorize=False` keeps every loop a Python loop; `reassociate=False` keeps
-    reductions in their order (bit-exact results, slower contractions);
+    reductions in their order and computes math functions of float32 values in float64
+    rounded once, as the interpreter does (bit-exact results, slower contractions and
+    functions);
     `parallel=True` runs the krnl.parallel loops that stay Python loops around
     array code on a thread pool (scalar bodies hold the GIL and would not gain);
     `check_bounds=False` drops the bounds guard (bounds_guard.py).
@@ -147,9 +163,11 @@ def to_numpy(
         sched,
         header + "\n" + w.own_source,
         w.entry,
-        w.exact,
+        w.exact and not w.narrow_math,
         w.helpers,
         w.function_source,
+        reassociated=not w.exact,
+        narrow_math=w.narrow_math,
     )
 
 

@@ -25,17 +25,18 @@ from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, guard_checks, oob_raises
 from polykrnl.codegen.fuse import fuse_temporaries
 from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.memory_ops import HELPERS
-from polykrnl.codegen.pyast import assign, call, const, name
+from polykrnl.codegen.pyast import COMMENT, assign, call, comment, const, name
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment, forced_statements
+from polykrnl.codegen.vectorize import Vectorizer, forced_statements
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import SourceLocation, UnsupportedError
 from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
+from polykrnl.transforms.fresh_memory import FillVerdict, fill_verdicts
 from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.memory_safety import call_context, extent_pw_aff, memory_report
@@ -147,6 +148,7 @@ def _write(
         args[arg] = names.fresh(a.name)
         params.append(args[arg])
     state = KernelState(program, names, args, form=form, check_bounds=check_bounds)
+    state.fills = _fills(sched)
     state.oob_flag = names.fresh("_pk_oob")
     callees: dict[str, WrittenKernel] = {}
 
@@ -197,7 +199,11 @@ def _write(
     func = ast.FunctionDef(
         entry,
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-        [*checks, *fuse_temporaries([*prologue, *inits, *body, *returns])] or [ast.Pass()],
+        [
+            *checks,
+            *state.destinations.rewrite(fuse_temporaries([*prologue, *inits, *body, *returns])),
+        ]
+        or [ast.Pass()],
         [],
         None,
     )
@@ -219,6 +225,15 @@ def _write(
             {entry} if check_bounds and memory_report(program).proven_by_guards else set()
         ).union(*(c.proven_in_bounds for c in callees.values())),
     )
+
+
+def _fills(sched: Schedule) -> dict[str, FillVerdict] | None:
+    """Which allocations may start empty; None when the schedule breaks a dependence (a
+    read may then come before the write that the program's order puts first)."""
+    verdicts = fill_verdicts(sched.program)
+    if not any(v.empty for v in verdicts.values()):
+        return verdicts
+    return verdicts if legality.check(sched).legal else None
 
 
 @dataclass

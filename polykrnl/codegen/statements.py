@@ -10,10 +10,11 @@ right in any legal order, including orders that interleave iterations.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import islpy as isl
+import numpy as np
 from xdsl.dialects import affine, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -26,6 +27,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
+from polykrnl.codegen.destination import Destinations
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
 from polykrnl.codegen.numpy_ops.core import dt as dt_of
@@ -35,6 +37,7 @@ from polykrnl.codegen.pyast import (
     affine_expr,
     assign,
     call,
+    comment,
     const,
     iterator_plus_constant,
     name,
@@ -54,6 +57,7 @@ from polykrnl.codegen.vector_lanes import (
     run_window,
     splat_lane,
     vector_shape,
+    window_destination,
     write_window,
 )
 from polykrnl.dialect import krnl as k
@@ -62,6 +66,7 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
 from polykrnl.interpreter.memory import dense_array
 from polykrnl.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.transforms.fresh_memory import FillVerdict
 from polykrnl.transforms.memory_safety import memory_report
 
 
@@ -107,6 +112,11 @@ class KernelState:
     # array `oob_flag` and raised after the loops (StatementWriter.checked).
     oob_sites: list[tuple[str, int, str, int]] = field(default_factory=list)
     oob_flag: str = "_pk_oob"
+    # Per allocated array, whether its memref.alloc may start empty (fresh_memory.py);
+    # None: the schedule breaks a dependence, so every buffer keeps the fill.
+    fills: Mapping[str, FillVerdict] | None = None
+    # The stores whose value may be computed into their memory, once fused.
+    destinations: Destinations = field(default_factory=Destinations)
 
     @property
     def stage(self) -> str:
@@ -454,7 +464,7 @@ class StatementWriter:
             val = self.value(op.operands[0])
             mem = self.value(op.operands[1])
             subs = self.checked(op, op.operands[1], [self.value(x) for x in op.operands[2:]])
-            self.write_to(mem, subs, val)
+            self.write_to(mem, subs, val, self._memory_dtype(op.operands[1]))
         elif isinstance(op, affine.LoadOp | affine.StoreOp):
             idx = [self.value(x) for x in op.indices]
             m = op.map
@@ -470,7 +480,7 @@ class StatementWriter:
             if isinstance(op, affine.LoadOp):
                 self.bind(op.results[0], self.read(mem, subs))
             else:
-                self.write_to(mem, subs, self.value(op.value))
+                self.write_to(mem, subs, self.value(op.value), self._memory_dtype(op.memref))
         else:
             return False
         return True
@@ -817,7 +827,15 @@ class StatementWriter:
         idx, axes = sliced
         return ast.Subscript(mem, _index(idx), ast.Load()), axes
 
-    def write_to(self, mem: ast.expr, subs: list[ast.expr], val: ast.expr) -> None:
+    def write_to(
+        self,
+        mem: ast.expr,
+        subs: list[ast.expr],
+        val: ast.expr,
+        dtype: np.dtype[np.generic] | None = None,
+    ) -> None:
+        """The store of `val` at `subs` of `mem`, a memref of `dtype` elements (when known:
+        array code then computes `val` into the memory, destination.py)."""
         sliced = self.slices(subs)
         if sliced is None:
             target = ast.Subscript(mem, self.element_index(subs), ast.Store())
@@ -833,6 +851,10 @@ class StatementWriter:
             lengths: list[ast.expr] = [name(it.length) for it in by_axis]
             full = call("np.broadcast_to", val, ast.Tuple(lengths, ast.Load()))
             val = call("np.transpose", full, ast.Tuple([const(a) for a in axes], ast.Load()))
+        elif dtype is not None:
+            target = ast.Subscript(mem, _index(idx), ast.Store())
+            self.out.append(self.st.destinations.store(target, val, dtype))
+            return
         self.out.append(ast.Assign([ast.Subscript(mem, _index(idx), ast.Store())], val))
 
     def element_index(self, subs: list[ast.expr]) -> ast.expr:
@@ -941,13 +963,32 @@ class StatementWriter:
             return
         t = op.operands[0].type
         assert isinstance(t, VectorType)
+        window = self._window(op, subs)
+        dtype = self._memory_dtype(op.operands[1])
+        dest = window_destination(mem, window, self._lengths())
+        if dest is not None and dtype is not None and dtype.kind == "f":
+            # A view of the window with the value's axes: the value is computed into it
+            # once fused (destination.py).
+            target = (
+                ast.Subscript(mem, dest.slice, ast.Store())
+                if isinstance(dest, ast.Subscript)
+                else ast.Subscript(dest, ast.Constant(Ellipsis), ast.Store())
+            )
+            self.out.append(self.st.destinations.store(target, val, dtype))
+            return
         try:
             full = self.axes_of(val) == set(range(len(self.vec)))
-            window = self._window(op, subs)
             stmt = write_window(mem, window, val, self._lengths(), t.get_shape(), full)
         except LaneError as e:
             raise NotVectorizable(str(e)) from None
         self.out.append(stmt)
+
+    def _memory_dtype(self, memv: SSAValue) -> np.dtype[np.generic] | None:
+        """The dtype of the elements of memref `memv` (None: not a memref of scalars)."""
+        t = memv.type
+        if not isinstance(t, MemRefType) or isinstance(t.element_type, VectorType | MemRefType):
+            return None
+        return memref_dtype(t)
 
     def _window(self, op: Operation, subs: list[ast.expr]) -> Window:
         try:
@@ -1019,13 +1060,32 @@ class StatementWriter:
         for d in t.get_shape():
             shape.append(dyn.pop(0) if d < 0 else ast.Constant(d))
         dt = memref_dtype(t)
+        dtype = ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))
+        array = self.st.program.array_names.get(op.results[0], "")
+        verdict = self.st.fills.get(array) if self.st.fills is not None else None
+        if isinstance(op, memref.AllocOp) and verdict is not None and verdict.empty:
+            # The fill below could not be observed: skip its pass over the buffer.
+            self.out.append(comment(f"{array} starts empty: {verdict.why}"))
+            empty = call("np.empty", ast.Tuple(shape, ast.Load()))
+            empty.keywords = [dtype]
+            self.bind(op.results[0], empty)
+            return
+        if isinstance(op, memref.AllocOp):
+            why = (
+                verdict.why
+                if verdict is not None
+                else "the schedule breaks a dependence"
+                if self.st.fills is None
+                else "not in the model"
+            )
+            self.out.append(comment(f"{array} starts filled as in the interpreter: {why}"))
         # Like the interpreter: floats start as NaN, so reading before writing shows.
         nan = ast.Attribute(name("np"), "nan", ast.Load())
         fill: ast.expr = nan if dt.kind == "f" else const(0)
         e = ast.Call(
             ast.Attribute(name("np"), "full", ast.Load()),
             [ast.Tuple(shape, ast.Load()), fill],
-            [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
+            [dtype],
         )
         self.bind(op.results[0], e)
 

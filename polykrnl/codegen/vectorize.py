@@ -27,7 +27,15 @@ import islpy as isl
 from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
 from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
 from polykrnl.codegen.masks import inside, masked_stores, unmaskable
-from polykrnl.codegen.pyast import add_constant, assign, call, const, int_constant, same_tree
+from polykrnl.codegen.pyast import (
+    add_constant,
+    assign,
+    call,
+    comment,
+    const,
+    int_constant,
+    same_tree,
+)
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
     KernelState,
@@ -70,8 +78,6 @@ from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 
-COMMENT = "__polykrnl_comment__: "
-
 
 def forced_statements(report: LegalityReport) -> dict[str, str]:
     """The statements of each dependence a schedule breaks (made with force=True), with
@@ -84,11 +90,6 @@ def forced_statements(report: LegalityReport) -> dict[str, str]:
         out.setdefault(v.source.stmt, what)
         out.setdefault(v.sink.stmt, what)
     return out
-
-
-def comment(text: str) -> ast.stmt:
-    """A line that the kernel's source shows as `# text`."""
-    return ast.Expr(ast.Constant(COMMENT + text))
 
 
 @dataclass

@@ -591,6 +591,8 @@ class StatementWriter:
         """A value from the NUMPY op table (vector values, as lanes, only reach here in
         scalar loops)."""
         args = [self.value(x) for x in op.operands]
+        if self.st.form.compiled and self._lane_loop_fold(op, args):
+            return
         added: set[str] = set()
         own = self._lanes_value(op, args)
         exprs = [own] if own is not None else numpy_ops.emit_lanes(op, args, added)
@@ -606,6 +608,19 @@ class StatementWriter:
             return
         types = ", ".join(str(r.type) for r in op.results)
         self._refuse_helpers_compiled_code_lacks(op, added, f"{op.name} ({types})")
+        if (
+            self.st.form.compiled
+            and added
+            and self.lane is None
+            and any(isinstance(r.type, VectorType) for r in op.results)
+        ):
+            # The scalar helpers take one lane: a vector kept between statements (an
+            # iter_args accumulator) is an array here, outside any lane loop.
+            raise self.unsupported(
+                f"{op.name} ({types}) has no {self.st.form.label} translation yet outside a "
+                "lane loop",
+                "use the NumPy target (emit numpy)",
+            )
         if self.st.form.typed is not None:
             typed = self.st.form.typed
             exprs = [
@@ -1003,6 +1018,36 @@ class StatementWriter:
         """The type of a value written for one lane (a lane loop's scalars), else `t`."""
         return t.element_type if self.lane is not None and isinstance(t, VectorType) else t
 
+    def _lane_loop_fold(self, op: Operation, args: list[ast.expr]) -> bool:
+        """Compiled code: vector.reduction of a 1-D vector as a loop over its lanes on
+        scalars, first to last, each step in the lanes' type as the interpreter does (NumPy's
+        helper works on arrays and Python objects). False for other ops."""
+        if not isinstance(op, vector.ReductionOp) or self.lane is not None:
+            return False
+        kind = op.properties["kind"]
+        src = op.operands[0].type
+        assert isinstance(kind, vector.CombiningKindAttr)
+        step = _LANE_STEP.get(kind.data.value)
+        if step is None or not isinstance(src, VectorType) or len(src.get_shape()) != 1:
+            return False
+        typed = self.st.form.typed or (lambda e, _t: e)
+        t = op.results[0].type
+        lanes = self.st.names.fresh("lanes")
+        self.out.append(assign(lanes, args[0]))
+
+        def lane(i: ast.expr) -> ast.expr:
+            return ast.Subscript(name(lanes), i, ast.Load())
+
+        r = self.st.names.fresh(op.results[0].name_hint or "r")
+        first = lane(const(0)) if len(args) == 1 else step(args[1], lane(const(0)))
+        self.out.append(assign(r, typed(first, t)))
+        at = self.st.names.fresh("lane")
+        body: list[ast.stmt] = [assign(r, typed(step(name(r), lane(name(at))), t))]
+        width = const(src.get_shape()[0])
+        self.out.append(ast.For(store(at), call("range", const(1), width), body, []))
+        self.env[op.results[0]] = name(r)
+        return True
+
     def _lanes_value(self, op: Operation, args: list[ast.expr]) -> ast.expr | None:
         """The ops that move values between lanes, under vectorized loops (their lanes the
         last axes) or in a lane loop (a broadcast is its scalar); None for the others."""
@@ -1088,6 +1133,31 @@ class StatementWriter:
             [dtype],
         )
         self.bind(op.results[0], e)
+
+
+def _binary(op: ast.operator) -> Callable[[ast.expr, ast.expr], ast.expr]:
+    return lambda a, b: ast.BinOp(a, op, b)
+
+
+def _ufunc(fn: str) -> Callable[[ast.expr, ast.expr], ast.expr]:
+    return lambda a, b: call(fn, a, b)
+
+
+#: one step of vector.reduction <kind> on two scalars, as the interpreter combines them
+#: (the unsigned kinds, read through another type, are left to NumPy's helper)
+_LANE_STEP: dict[str, Callable[[ast.expr, ast.expr], ast.expr]] = {
+    "add": _binary(ast.Add()),
+    "mul": _binary(ast.Mult()),
+    "and": _binary(ast.BitAnd()),
+    "or": _binary(ast.BitOr()),
+    "xor": _binary(ast.BitXor()),
+    "maxsi": _ufunc("max"),
+    "minsi": _ufunc("min"),
+    "maxnumf": _ufunc("np.fmax"),
+    "minnumf": _ufunc("np.fmin"),
+    "maximumf": _ufunc("np.maximum"),
+    "minimumf": _ufunc("np.minimum"),
+}
 
 
 def _affine_scalar(e: ast.expr) -> bool:

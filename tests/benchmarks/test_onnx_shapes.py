@@ -45,7 +45,6 @@ NAMES = [p.name for p in shapes.PROGRAMS]
 
 # Program -> what the Numba target does with it today (the start of the error text).
 NUMBA_FAILS: dict[str, str] = {
-    "reduce_sum_last": "UnsupportedError",
     "matmul": "UnsupportedError",
     "gemm_matmul": "UnsupportedError",
 }

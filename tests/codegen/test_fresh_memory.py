@@ -9,6 +9,11 @@ to the interpreter: bit for bit (NaN where it has NaN) unless a float sum is rea
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
 import numpy as np
 import pytest
 
@@ -16,6 +21,18 @@ import polykrnl as pk
 from polykrnl.transforms.fresh_memory import fill_verdicts
 
 RNG = np.random.default_rng(11)
+SHAPES = Path(__file__).resolve().parents[2] / "benchmarks" / "onnx_shapes.py"
+
+
+def _onnx_shapes() -> ModuleType:
+    """benchmarks/onnx_shapes.py: the Krnl programs in onnx-mlir's shapes."""
+    spec = importlib.util.spec_from_file_location("onnx_shapes", SHAPES)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("onnx_shapes", module)
+    spec.loader.exec_module(module)
+    return module
+
 
 # onnx-mlir's SIMD form: a vector loop then a scalar remainder writing the rest.
 SIMD = """
@@ -166,12 +183,7 @@ def test_buffer_allocated_per_row_starts_empty() -> None:
 
 
 def test_softmax_pool_and_output_start_empty() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import onnx_shapes
-
+    onnx_shapes = _onnx_shapes()
     fn = pk.parse(onnx_shapes.softmax_text(6, 10))["softmax"]
     x = RNG.standard_normal((6, 10)).astype(np.float32)
     ref = pk.run_reference(fn, x=x)
@@ -182,3 +194,23 @@ def test_softmax_pool_and_output_start_empty() -> None:
     assert "np.empty((48,), dtype=np.int8)" in exact.source
     _same(exact(x=x), ref)
     np.testing.assert_allclose(pk.compile(fn)(x=x), ref, rtol=1e-6)
+
+
+def test_vector_accumulator_is_a_sum_over_the_tiles() -> None:
+    """onnx-mlir's ReduceSum over the last axis at -O3: a vector<8xf32> accumulator in
+    iter_args of the tile loop, then vector.reduction. Reassociating: one array expression
+    over all rows and tiles; reassociate=False: the tiles in order, then the lanes."""
+    onnx_shapes = _onnx_shapes()
+    fn = pk.parse(onnx_shapes.reduce_sum_last_text(5, 48))["reduce_sum_last"]
+    # Magnitudes 2^24 apart: any other order of the sum gives other bits.
+    x = (RNG.standard_normal((5, 48)) * 2.0 ** RNG.integers(-12, 12, (5, 48))).astype(np.float32)
+    ref = pk.run_reference(fn, x=x)
+    fast = pk.compile(fn)
+    assert not fast.exact
+    assert "reduction over ct as np.matmul by ones" in fast.source, fast.source
+    assert "for " not in fast.source.split("def kernel_", 1)[1], fast.source
+    np.testing.assert_allclose(fast(x=x), ref, rtol=1e-5, atol=1e-3)
+    exact = pk.schedule(fn).to_numpy(reassociate=False)
+    assert exact.exact
+    assert "reassociate=False keeps the order of a float reduction" in exact.source
+    _same(exact(x=x), ref)

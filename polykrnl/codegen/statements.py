@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 import numpy as np
-from xdsl.dialects import affine, func, memref, scf, vector
+from xdsl.dialects import affine, arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
@@ -53,6 +53,7 @@ from polykrnl.codegen.vector_lanes import (
     broadcast_lanes,
     fold_lanes,
     lane_statement,
+    lanewise,
     read_window,
     run_window,
     splat_lane,
@@ -593,6 +594,8 @@ class StatementWriter:
         args = [self.value(x) for x in op.operands]
         if self.st.form.compiled and self._lane_loop_fold(op, args):
             return
+        if self.vec and lanewise(op):
+            args = self._splats_as_scalars(op, args)
         added: set[str] = set()
         own = self._lanes_value(op, args)
         exprs = [own] if own is not None else numpy_ops.emit_lanes(op, args, added)
@@ -1017,6 +1020,21 @@ class StatementWriter:
     def _lane_type(self, t: Attribute) -> Attribute:
         """The type of a value written for one lane (a lane loop's scalars), else `t`."""
         return t.element_type if self.lane is not None and isinstance(t, VectorType) else t
+
+    def _splats_as_scalars(self, op: Operation, args: list[ast.expr]) -> list[ast.expr]:
+        """The operands of lanewise `op` in array code, a constant vector whose lanes are all
+        equal as its scalar when another operand is not one: it broadcasts to the same
+        values, while its lanes axis against (tiles, lanes) made NumPy run one inner loop
+        per tile (relu's max with a zero vector: 6x hand NumPy)."""
+        splats = [
+            splat_lane(v.op)
+            if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp)
+            else None
+            for v in op.operands
+        ]
+        if all(x is not None for x in splats):
+            return args
+        return [a if x is None else x for a, x in zip(args, splats, strict=True)]
 
     def _lane_loop_fold(self, op: Operation, args: list[ast.expr]) -> bool:
         """Compiled code: vector.reduction of a 1-D vector as a loop over its lanes on

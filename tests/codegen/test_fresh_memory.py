@@ -214,3 +214,16 @@ def test_vector_accumulator_is_a_sum_over_the_tiles() -> None:
     assert exact.exact
     assert "reassociate=False keeps the order of a float reduction" in exact.source
     _same(exact(x=x), ref)
+
+
+def test_splat_constant_operand_is_a_scalar() -> None:
+    """relu at -O3: maxnumf of each run with a zero vector. Its lanes as a (16,) array
+    against (tiles, 16) made NumPy run one inner loop per tile; the scalar broadcasts to
+    the same values."""
+    fn = pk.parse(_onnx_shapes().relu_text(37))["relu"]
+    a = np.resize(EDGES[EDGES != 0], 37)  # NaN and infinities; no signed-zero tie
+    a[7] = 0.0
+    ref = pk.run_reference(fn, a=a)
+    kernel = pk.compile(fn)
+    assert "_maxnumf(x, np.float32(0.0), out=np.reshape(out_1[0:n_t * 16]" in kernel.source
+    _same(kernel(a=a), ref)

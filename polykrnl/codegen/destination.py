@@ -27,6 +27,10 @@ _OPERATORS: dict[type[ast.operator], str] = {
     ast.Div: "np.divide",
 }
 
+#: ufuncs whose loop writes wrong values into a strided `out` from a strided input:
+#: NumPy 2.4's float32 negative reads the input as if contiguous (`-x` is right)
+_WRONG_WITH_OUT = frozenset({np.negative})
+
 #: the prelude's helpers (numpy_ops/prelude.py) that take `out` as a binary ufunc does
 OUT_HELPERS = frozenset({"_maximumf", "_minimumf", "_maxnumf", "_minnumf"})
 
@@ -117,8 +121,6 @@ def _ufunc_call(val: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] 
     """The ufunc, its arguments and keywords of `val`, when it is one call of a ufunc."""
     if isinstance(val, ast.BinOp) and type(val.op) in _OPERATORS:
         return _OPERATORS[type(val.op)], [val.left, val.right], []
-    if isinstance(val, ast.UnaryOp) and isinstance(val.op, ast.USub):
-        return "np.negative", [val.operand], []
     if (
         isinstance(val, ast.Call)
         and isinstance(val.func, ast.Name)
@@ -136,6 +138,8 @@ def _ufunc_call(val: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] 
         return None
     fn = getattr(np, val.func.attr, None)
     if not isinstance(fn, np.ufunc) or fn.nout != 1 or len(val.args) != fn.nin:
+        return None
+    if fn.signature is not None or fn in _WRONG_WITH_OUT:
         return None
     if any(k.arg != "dtype" for k in val.keywords):
         return None

@@ -21,7 +21,8 @@ import polykrnl as pk
 from polykrnl.transforms.fresh_memory import fill_verdicts
 
 RNG = np.random.default_rng(11)
-SHAPES = Path(__file__).resolve().parents[2] / "benchmarks" / "onnx_shapes.py"
+ROOT = Path(__file__).resolve().parents[2]
+SHAPES = ROOT / "benchmarks" / "onnx_shapes.py"
 
 
 def _onnx_shapes() -> ModuleType:
@@ -227,3 +228,17 @@ def test_splat_constant_operand_is_a_scalar() -> None:
     kernel = pk.compile(fn)
     assert "_maxnumf(x, np.float32(0.0), out=np.reshape(out_1[0:n_t * 16]" in kernel.source
     _same(kernel(a=a), ref)
+
+
+def test_negation_into_a_column_stays_an_assignment() -> None:
+    """NumPy 2.4's float32 np.negative with a strided input and a strided `out` reads the
+    input as if contiguous: `-v` keeps its temporary (found by the unrolled corpus case)."""
+    fn = pk.load(ROOT / "tests" / "corpus" / "unroll.mlir")["unroll_inner"]
+    a = RNG.standard_normal((8, 4)).astype(np.float32)
+    ref_b = np.zeros((8, 4), np.float32)
+    pk.run_reference(fn, a=a, b=ref_b)
+    kernel = pk.compile(fn)
+    assert "np.negative" not in kernel.source
+    b = np.zeros((8, 4), np.float32)
+    kernel(a=a, b=b)
+    _same(b, ref_b)

@@ -27,17 +27,18 @@ from polykrnl.codegen.isl_ast import Translator, build_ast, python_name
 from polykrnl.codegen.matmul import MatmulFolder
 from polykrnl.codegen.memory_ops import HELPERS
 from polykrnl.codegen.private_buffers import local_buffers, scalar_only
-from polykrnl.codegen.pyast import assign, call, const, name
+from polykrnl.codegen.pyast import COMMENT, assign, call, comment, const, name
 from polykrnl.codegen.python_form import NUMPY_FORM, PythonForm
 from polykrnl.codegen.safe_text import comment_text, identifier
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.codegen.statements import KernelState, Names, StatementWriter
 from polykrnl.codegen.tile_starts import tile_starts
-from polykrnl.codegen.vectorize import COMMENT, Vectorizer, comment, forced_statements
+from polykrnl.codegen.vectorize import Vectorizer, forced_statements
 from polykrnl.dialect import krnl as k
 from polykrnl.errors import SourceLocation, UnsupportedError
 from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
+from polykrnl.transforms.fresh_memory import FillVerdict, fill_verdicts
 from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
 from polykrnl.transforms.memory_safety import call_context, extent_pw_aff, memory_report
@@ -146,21 +147,10 @@ def _write(
     """write_kernel's body, with the emitters writing in `form`."""
     program = sched.program
     fn = program.function
-    names = Names()
-    # Builtins and the helpers a kernel may define: no generated local shadows them.
-    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, SCALAR_HELPERS)
     entries = entry_names(fn.module)
-    names.taken.update(entries.values())
-    args: dict[SSAValue, str] = {}
-    params: list[str] = []
-    for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True):
-        args[arg] = names.fresh(a.name)
-        params.append(args[arg])
-    state = KernelState(program, names, args, form=form, check_bounds=check_bounds)
-    state.oob_flag = names.fresh("_pk_oob")
-    if form.compiled:
-        state.local_buffers = {v: names.fresh(v.name_hint or "buf") for v in local_buffers(sched)}
-        state.scalar_buffers = frozenset(v for v in state.local_buffers if scalar_only(v))
+    state = _state(sched, entries, form, check_bounds)
+    args = state.args
+    params = list(args.values())
     callees: dict[str, WrittenKernel] = {}
 
     def call_target(callee: str) -> str:
@@ -210,7 +200,11 @@ def _write(
     func = ast.FunctionDef(
         entry,
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-        [*checks, *fuse_temporaries([*prologue, *inits, *body, *returns])] or [ast.Pass()],
+        [
+            *checks,
+            *state.destinations.rewrite(fuse_temporaries([*prologue, *inits, *body, *returns])),
+        ]
+        or [ast.Pass()],
         [],
         None,
     )
@@ -232,6 +226,39 @@ def _write(
             {entry} if check_bounds and memory_report(program).proven_by_guards else set()
         ).union(*(c.proven_in_bounds for c in callees.values())),
     )
+
+
+def _state(
+    sched: Schedule, entries: dict[str, str], form: PythonForm, check_bounds: bool
+) -> KernelState:
+    """What the writer keeps while it writes `sched`'s function: the names taken (builtins,
+    helpers, the module's entries), the arguments' names, which buffers start empty, and
+    (compiled code) the buffers kept in locals."""
+    program = sched.program
+    fn = program.function
+    names = Names()
+    # Builtins and the helpers a kernel may define: no generated local shadows them.
+    names.taken.update(BUILTINS, numpy_ops.PRELUDE, HELPERS, SCALAR_HELPERS)
+    names.taken.update(entries.values())
+    args: dict[SSAValue, str] = {
+        arg: names.fresh(a.name) for a, arg in zip(fn.arguments, fn.op.body.block.args, strict=True)
+    }
+    state = KernelState(program, names, args, form=form, check_bounds=check_bounds)
+    state.fills = _fills(sched)
+    state.oob_flag = names.fresh("_pk_oob")
+    if form.compiled:
+        state.local_buffers = {v: names.fresh(v.name_hint or "buf") for v in local_buffers(sched)}
+        state.scalar_buffers = frozenset(v for v in state.local_buffers if scalar_only(v))
+    return state
+
+
+def _fills(sched: Schedule) -> dict[str, FillVerdict] | None:
+    """Which allocations may start empty; None when the schedule breaks a dependence (a
+    read may then come before the write that the program's order puts first)."""
+    verdicts = fill_verdicts(sched.program)
+    if not any(v.empty for v in verdicts.values()):
+        return verdicts
+    return verdicts if legality.check(sched).legal else None
 
 
 @dataclass

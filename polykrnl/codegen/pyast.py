@@ -15,6 +15,14 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+#: marks a statement that the kernel's source shows as a `#` line (kernel._with_comments)
+COMMENT = "__polykrnl_comment__: "
+
+
+def comment(text: str) -> ast.stmt:
+    """A line that the kernel's source shows as `# text`."""
+    return ast.Expr(ast.Constant(COMMENT + text))
+
 
 def name(x: str) -> ast.Name:
     return ast.Name(x, ast.Load())

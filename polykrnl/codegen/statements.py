@@ -10,11 +10,12 @@ right in any legal order, including orders that interleave iterations.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import islpy as isl
-from xdsl.dialects import affine, func, memref, scf, vector
+import numpy as np
+from xdsl.dialects import affine, arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
@@ -26,6 +27,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 
 from polykrnl.codegen import numpy_ops
 from polykrnl.codegen.bounds_guard import BOUNDS_ERROR, subscript_check
+from polykrnl.codegen.destination import Destinations
 from polykrnl.codegen.isl_ast import expr_of_pw_aff, python_name
 from polykrnl.codegen.memory_ops import NEEDS, memory_call
 from polykrnl.codegen.numpy_ops.core import dt as dt_of
@@ -35,6 +37,7 @@ from polykrnl.codegen.pyast import (
     affine_expr,
     assign,
     call,
+    comment,
     const,
     iterator_plus_constant,
     name,
@@ -50,10 +53,12 @@ from polykrnl.codegen.vector_lanes import (
     broadcast_lanes,
     fold_lanes,
     lane_statement,
+    lanewise,
     read_window,
     run_window,
     splat_lane,
     vector_shape,
+    window_destination,
     write_window,
 )
 from polykrnl.dialect import krnl as k
@@ -62,6 +67,7 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
 from polykrnl.interpreter.memory import dense_array
 from polykrnl.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.transforms.fresh_memory import FillVerdict
 from polykrnl.transforms.matmul_fold import compute_tile
 from polykrnl.transforms.memory_safety import memory_report
 
@@ -113,6 +119,11 @@ class KernelState:
     local_buffers: dict[SSAValue, str] = field(default_factory=dict)
     # ... of them, the rank-0 ones only loaded and stored: a scalar variable.
     scalar_buffers: frozenset[SSAValue] = frozenset()
+    # Per allocated array, whether its memref.alloc may start empty (fresh_memory.py);
+    # None: the schedule breaks a dependence, so every buffer keeps the fill.
+    fills: Mapping[str, FillVerdict] | None = None
+    # The stores whose value may be computed into their memory, once fused.
+    destinations: Destinations = field(default_factory=Destinations)
 
     @property
     def stage(self) -> str:
@@ -544,7 +555,9 @@ class StatementWriter:
             val = self.value(op.operands[0])
             mem = self.value(op.operands[1])
             subs = self.checked(op, op.operands[1], [self.value(x) for x in op.operands[2:]])
-            self.write_to(mem, self.private_subs(mem, subs), val)
+            self.write_to(
+                mem, self.private_subs(mem, subs), val, self._memory_dtype(op.operands[1])
+            )
         elif isinstance(op, affine.LoadOp | affine.StoreOp):
             idx = [self.value(x) for x in op.indices]
             m = op.map
@@ -561,7 +574,7 @@ class StatementWriter:
             if isinstance(op, affine.LoadOp):
                 self.bind(op.results[0], self.read(mem, subs))
             else:
-                self.write_to(mem, subs, self.value(op.value))
+                self.write_to(mem, subs, self.value(op.value), self._memory_dtype(op.memref))
         else:
             return False
         return True
@@ -754,6 +767,10 @@ class StatementWriter:
         """A value from the NUMPY op table (vector values, as lanes, only reach here in
         scalar loops)."""
         args = [self.value(x) for x in op.operands]
+        if self.st.form.compiled and self._lane_loop_fold(op, args):
+            return
+        if self.vec and lanewise(op):
+            args = self._splats_as_scalars(op, args)
         added: set[str] = set()
         own = self._lanes_value(op, args)
         exprs = [own] if own is not None else numpy_ops.emit_lanes(op, args, added)
@@ -769,6 +786,19 @@ class StatementWriter:
             return
         types = ", ".join(str(r.type) for r in op.results)
         self._refuse_helpers_compiled_code_lacks(op, added, f"{op.name} ({types})")
+        if (
+            self.st.form.compiled
+            and added
+            and self.lane is None
+            and any(isinstance(r.type, VectorType) for r in op.results)
+        ):
+            # The scalar helpers take one lane: a vector kept between statements (an
+            # iter_args accumulator) is an array here, outside any lane loop.
+            raise self.unsupported(
+                f"{op.name} ({types}) has no {self.st.form.label} translation yet outside a "
+                "lane loop",
+                "use the NumPy target (emit numpy)",
+            )
         if self.st.form.typed is not None:
             typed = self.st.form.typed
             exprs = [
@@ -1036,7 +1066,15 @@ class StatementWriter:
         idx, axes = sliced
         return ast.Subscript(mem, _index(idx), ast.Load()), axes
 
-    def write_to(self, mem: ast.expr, subs: list[ast.expr], val: ast.expr) -> None:
+    def write_to(
+        self,
+        mem: ast.expr,
+        subs: list[ast.expr],
+        val: ast.expr,
+        dtype: np.dtype[np.generic] | None = None,
+    ) -> None:
+        """The store of `val` at `subs` of `mem`, a memref of `dtype` elements (when known:
+        array code then computes `val` into the memory, destination.py)."""
         sliced = self.slices(subs)
         if sliced is None:
             target = ast.Subscript(mem, self.element_index(subs), ast.Store())
@@ -1070,6 +1108,10 @@ class StatementWriter:
                 ]
                 self.out.append(ast.Expr(take))
                 return
+        elif dtype is not None:
+            target = ast.Subscript(mem, _index(idx), ast.Store())
+            self.out.append(self.st.destinations.store(target, val, dtype))
+            return
         self.out.append(ast.Assign([ast.Subscript(mem, _index(idx), ast.Store())], val))
 
     def element_index(self, subs: list[ast.expr]) -> ast.expr:
@@ -1222,13 +1264,32 @@ class StatementWriter:
             return
         t = op.operands[0].type
         assert isinstance(t, VectorType)
+        window = self._window(op, subs)
+        dtype = self._memory_dtype(op.operands[1])
+        dest = window_destination(mem, window, self._lengths())
+        if dest is not None and dtype is not None and dtype.kind == "f":
+            # A view of the window with the value's axes: the value is computed into it
+            # once fused (destination.py).
+            target = (
+                ast.Subscript(mem, dest.slice, ast.Store())
+                if isinstance(dest, ast.Subscript)
+                else ast.Subscript(dest, ast.Constant(Ellipsis), ast.Store())
+            )
+            self.out.append(self.st.destinations.store(target, val, dtype))
+            return
         try:
             full = self.axes_of(val) == set(range(len(self.vec)))
-            window = self._window(op, subs)
             stmt = write_window(mem, window, val, self._lengths(), t.get_shape(), full)
         except LaneError as e:
             raise NotVectorizable(str(e)) from None
         self.out.append(stmt)
+
+    def _memory_dtype(self, memv: SSAValue) -> np.dtype[np.generic] | None:
+        """The dtype of the elements of memref `memv` (None: not a memref of scalars)."""
+        t = memv.type
+        if not isinstance(t, MemRefType) or isinstance(t.element_type, VectorType | MemRefType):
+            return None
+        return memref_dtype(t)
 
     def _window(self, op: Operation, subs: list[ast.expr]) -> Window:
         try:
@@ -1242,6 +1303,51 @@ class StatementWriter:
     def _lane_type(self, t: Attribute) -> Attribute:
         """The type of a value written for one lane (a lane loop's scalars), else `t`."""
         return t.element_type if self.lane is not None and isinstance(t, VectorType) else t
+
+    def _splats_as_scalars(self, op: Operation, args: list[ast.expr]) -> list[ast.expr]:
+        """The operands of lanewise `op` in array code, a constant vector whose lanes are all
+        equal as its scalar when another operand is not one: it broadcasts to the same
+        values, while its lanes axis against (tiles, lanes) made NumPy run one inner loop
+        per tile (relu's max with a zero vector: 6x hand NumPy)."""
+        splats = [
+            splat_lane(v.op)
+            if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp)
+            else None
+            for v in op.operands
+        ]
+        if all(x is not None for x in splats):
+            return args
+        return [a if x is None else x for a, x in zip(args, splats, strict=True)]
+
+    def _lane_loop_fold(self, op: Operation, args: list[ast.expr]) -> bool:
+        """Compiled code: vector.reduction of a 1-D vector as a loop over its lanes on
+        scalars, first to last, each step in the lanes' type as the interpreter does (NumPy's
+        helper works on arrays and Python objects). False for other ops."""
+        if not isinstance(op, vector.ReductionOp) or self.lane is not None:
+            return False
+        kind = op.properties["kind"]
+        src = op.operands[0].type
+        assert isinstance(kind, vector.CombiningKindAttr)
+        step = _LANE_STEP.get(kind.data.value)
+        if step is None or not isinstance(src, VectorType) or len(src.get_shape()) != 1:
+            return False
+        typed = self.st.form.typed or (lambda e, _t: e)
+        t = op.results[0].type
+        lanes = self.st.names.fresh("lanes")
+        self.out.append(assign(lanes, args[0]))
+
+        def lane(i: ast.expr) -> ast.expr:
+            return ast.Subscript(name(lanes), i, ast.Load())
+
+        r = self.st.names.fresh(op.results[0].name_hint or "r")
+        first = lane(const(0)) if len(args) == 1 else step(args[1], lane(const(0)))
+        self.out.append(assign(r, typed(first, t)))
+        at = self.st.names.fresh("lane")
+        body: list[ast.stmt] = [assign(r, typed(step(name(r), lane(name(at))), t))]
+        width = const(src.get_shape()[0])
+        self.out.append(ast.For(store(at), call("range", const(1), width), body, []))
+        self.env[op.results[0]] = name(r)
+        return True
 
     def _lanes_value(self, op: Operation, args: list[ast.expr]) -> ast.expr | None:
         """The ops that move values between lanes, under vectorized loops (their lanes the
@@ -1294,6 +1400,38 @@ class StatementWriter:
         self.bind(op.results[0], call("_pk_constant", array, shape))
         self.st.helpers.add("_pk_constant")
 
+    def _fresh(
+        self,
+        op: Operation,
+        array: str,
+        verdict: FillVerdict | None,
+        shape: list[ast.expr],
+        dtype: ast.keyword,
+        fill: ast.expr,
+    ) -> ast.expr:
+        """The new buffer: np.empty where its fill cannot be observed (fresh_memory.py),
+        else filled as the interpreter fills it; the comment above says which and why."""
+        if isinstance(op, memref.AllocOp) and verdict is not None and verdict.empty:
+            # The fill could not be observed: skip its pass over the buffer.
+            self.out.append(comment(f"{array} starts empty: {verdict.why}"))
+            empty = call("np.empty", ast.Tuple(shape, ast.Load()))
+            empty.keywords = [dtype]
+            return empty
+        if isinstance(op, memref.AllocOp):
+            why = (
+                verdict.why
+                if verdict is not None
+                else "the schedule breaks a dependence"
+                if self.st.fills is None
+                else "not in the model"
+            )
+            self.out.append(comment(f"{array} starts filled as in the interpreter: {why}"))
+        return ast.Call(
+            ast.Attribute(name("np"), "full", ast.Load()),
+            [ast.Tuple(shape, ast.Load()), fill],
+            [dtype],
+        )
+
     def alloc(self, op: Operation, t: MemRefType) -> None:
         dyn = [self.value(x) for x in op.operands]
         shape: list[ast.expr] = []
@@ -1306,14 +1444,12 @@ class StatementWriter:
             leading = tuple(p.id for p in parts if isinstance(p, ast.Name) and p.id in self.vec)
             shape = [*(name(self.vec[x].length) for x in leading), *shape]
         dt = memref_dtype(t)
+        dtype = ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))
+        array = self.st.program.array_names.get(op.results[0], "")
+        verdict = self.st.fills.get(array) if self.st.fills is not None else None
         # Like the interpreter: floats start as NaN, so reading before writing shows.
         nan = ast.Attribute(name("np"), "nan", ast.Load())
-        fill: ast.expr = nan if dt.kind == "f" else const(0)
-        e = ast.Call(
-            ast.Attribute(name("np"), "full", ast.Load()),
-            [ast.Tuple(shape, ast.Load()), fill],
-            [ast.keyword("dtype", ast.Attribute(name("np"), dt.name, ast.Load()))],
-        )
+        e = self._fresh(op, array, verdict, shape, dtype, nan if dt.kind == "f" else const(0))
         r = op.results[0]
         if r in self.st.scalar_buffers and not self.vec:
             # Its first value, as the interpreter's: NaN for floats, else 0.
@@ -1328,6 +1464,31 @@ class StatementWriter:
         local = self.bind(r, e)
         if leading and isinstance(local, ast.Name):
             self._private[local.id] = leading
+
+
+def _binary(op: ast.operator) -> Callable[[ast.expr, ast.expr], ast.expr]:
+    return lambda a, b: ast.BinOp(a, op, b)
+
+
+def _ufunc(fn: str) -> Callable[[ast.expr, ast.expr], ast.expr]:
+    return lambda a, b: call(fn, a, b)
+
+
+#: one step of vector.reduction <kind> on two scalars, as the interpreter combines them
+#: (the unsigned kinds, read through another type, are left to NumPy's helper)
+_LANE_STEP: dict[str, Callable[[ast.expr, ast.expr], ast.expr]] = {
+    "add": _binary(ast.Add()),
+    "mul": _binary(ast.Mult()),
+    "and": _binary(ast.BitAnd()),
+    "or": _binary(ast.BitOr()),
+    "xor": _binary(ast.BitXor()),
+    "maxsi": _ufunc("max"),
+    "minsi": _ufunc("min"),
+    "maxnumf": _ufunc("np.fmax"),
+    "minnumf": _ufunc("np.fmin"),
+    "maximumf": _ufunc("np.maximum"),
+    "minimumf": _ufunc("np.minimum"),
+}
 
 
 def _affine_scalar(e: ast.expr) -> bool:

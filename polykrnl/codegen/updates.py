@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.dialects.builtin import AnyFloat, IntegerType, VectorType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from polykrnl.codegen.pyast import const, same_tree
@@ -122,7 +122,8 @@ def update_of(s: Statement) -> Update | None:
             if x.op.operands[0] is not store.operands[1]:
                 continue
             old = x.op
-        t = val.type
+        # A vector accumulator (iter_args of a SIMD loop) combines lanes of its element type.
+        t = val.type.element_type if isinstance(val.type, VectorType) else val.type
         is_float = isinstance(t, AnyFloat)
         identity: ast.expr | None = None
         if kind in ("max", "min"):

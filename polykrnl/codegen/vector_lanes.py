@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType
 from xdsl.ir import Operation
 
 from polykrnl.codegen import numpy_ops
+from polykrnl.codegen.destination import view_reshaped
 from polykrnl.codegen.numpy_ops.core import dt, float_const
 from polykrnl.codegen.pyast import add_constant, call, const, iterator_plus_constant, name
 from polykrnl.dialect import krnl as k
@@ -278,6 +279,16 @@ def write_window(
         if w.tiled():
             val = call("np.reshape", val, window_shape(w, lengths, False))
     return ast.Assign([ast.Subscript(mem, _tuple(w.index), ast.Store())], val)
+
+
+def window_destination(mem: ast.expr, w: Window, lengths: dict[int, str]) -> ast.expr | None:
+    """The window as a view with the value's axes (the loops', then the lanes), to compute
+    a value into (destination.py); None when its axes are in another order."""
+    keys = w.keys()
+    if keys != sorted(keys) or sorted(w.loop_axes()) != list(range(len(lengths))):
+        return None
+    dest: ast.expr = ast.Subscript(mem, _tuple(w.index), ast.Load())
+    return view_reshaped(dest, window_shape(w, lengths, True)) if w.tiled() else dest
 
 
 def broadcast_lanes(x: ast.expr, dtype: ast.expr, shape: tuple[int, ...]) -> ast.expr:

@@ -20,14 +20,24 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
+from xdsl.dialects import vector
+from xdsl.dialects.builtin import VectorType
 
 from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
 from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
 from polykrnl.codegen.masks import inside, masked_stores, unmaskable
-from polykrnl.codegen.pyast import add_constant, assign, call, const, int_constant, same_tree
+from polykrnl.codegen.pyast import (
+    add_constant,
+    assign,
+    call,
+    comment,
+    const,
+    int_constant,
+    same_tree,
+)
 from polykrnl.codegen.pyast import name as name_
 from polykrnl.codegen.statements import (
     KernelState,
@@ -54,6 +64,7 @@ from polykrnl.codegen.updates import (
     is_load,
     update_of,
 )
+from polykrnl.codegen.vector_lanes import vector_shape
 from polykrnl.codegen.vector_ranges import (
     Clip,
     arange_of,
@@ -70,8 +81,6 @@ from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.loop_ranges import LoopRange
 from polykrnl.transforms.splits import SplitPoint
 
-COMMENT = "__polykrnl_comment__: "
-
 
 def forced_statements(report: LegalityReport) -> dict[str, str]:
     """The statements of each dependence a schedule breaks (made with force=True), with
@@ -84,11 +93,6 @@ def forced_statements(report: LegalityReport) -> dict[str, str]:
         out.setdefault(v.source.stmt, what)
         out.setdefault(v.sink.stmt, what)
     return out
-
-
-def comment(text: str) -> ast.stmt:
-    """A line that the kernel's source shows as `# text`."""
-    return ast.Expr(ast.Constant(COMMENT + text))
 
 
 @dataclass
@@ -735,7 +739,8 @@ class Vectorizer:
             masked = self.box_of is not None and _triangular(loops[:n_par])
             for axis, (loop, node) in enumerate(loops):
                 b = self._bounds(tr, node)
-                if b is None or not (isinstance(b[3], ast.Constant) and b[3].value == 1):
+                stride = int_constant(b[3]) if b is not None else None
+                if b is None or stride is None or not (stride == 1 or self._tile_run(s, stride)):
                     raise NotVectorizable("no simple bound")
                 it, start, stop, _ = b
                 triangle = (start, stop)
@@ -749,7 +754,8 @@ class Vectorizer:
                 py = tr.fresh(loop.split("+")[-1])
                 tr.names[it] = py
                 terms += inside(py, *triangle, set(vec))
-                vec[py] = VecIter(py, start, stop, axis, rank, tr.fresh("n_" + loop.split("+")[-1]))
+                length = tr.fresh("n_" + loop.split("+")[-1])
+                vec[py] = VecIter(py, start, stop, axis, rank, length, stride)
             args = [tr.expr(u.op_get_arg(i)) for i in range(1, u.op_get_n_arg())]
             w = StatementWriter(self.state, s, args, vec)
             if n_par:
@@ -780,10 +786,20 @@ class Vectorizer:
             self.reassociated = True
         used = {n.id for st in w.out for n in ast.walk(st) if isinstance(n, ast.Name)}
         setup = [arange_of(it) for it in vec.values() if it.name in used]
+        # The runs of a SIMD tile loop read as (tiles, lanes) need the number of tiles.
+        setup += [assign(it.length, _count(it)) for it in vec.values() if it.length in used]
         block: list[ast.stmt] = guarded([*setup, *w.out], vec)
         for loop_target, loop_range in reversed(around):
             block = [ast.For(loop_target, loop_range, block, [])]
         return [comment(note), *block]
+
+    def _tile_run(self, s: Statement, step: int) -> bool:
+        """Whether `s` moves runs of `step` lanes (onnx-mlir's SIMD form): its tile loop of
+        that step reads them as (tiles, lanes), vector_lanes.py."""
+        return any(
+            isinstance(op, vector.LoadOp | vector.StoreOp) and vector_shape(op) == (step,)
+            for op in s.ops
+        )
 
     def _updated(self, w: StatementWriter, form: Update, n_par: int) -> tuple[ast.expr, ast.expr]:
         """The array and the index of the elements a reduction updates: the parallel
@@ -791,11 +807,13 @@ class Vectorizer:
         if form.old is None:
             # An iter_args value: one per iteration of the loops around its iterate.
             assert form.carried is not None
-            if n_par:
-                raise NotVectorizable("an iter_args value updated along a parallel loop")
             _arr, def_loops = self.state.program.virtual[form.carried]
             mem: ast.expr = name_(self.state.dict_of(form.carried))
-            index: ast.expr = w.key(def_loops)
+            index: ast.expr = (
+                _kept_key(w, def_loops, self.state.dict_of(form.carried), n_par)
+                if n_par
+                else w.key(def_loops)
+            )
         else:
             mem = w.value(form.store.operands[1])
             own = [w.value(x) for x in form.store.operands[2:]]
@@ -822,10 +840,22 @@ class Vectorizer:
             if not set(range(n_par, rank)) <= w.axes_of(e):
                 # Constant along a reduction loop: combined once per iteration.
                 raise NotVectorizable("a reduced value that does not depend on every loop")
+            t = form.value.type
+            lanes = len(t.get_shape()) if isinstance(t, VectorType) else 0
+            if lanes and rank - n_par == 1 and form.kind == "add" and not form.exact:
+                # A vector accumulator: the loop's axis comes before the lanes, where
+                # np.sum runs 8-element inner loops (10x slower than along rows). Ones
+                # times each element is the element: a sum, reassociated by BLAS.
+                assert isinstance(t, VectorType)
+                tiles = next(it for it in w.vec.values() if it.axis == rank - 1)
+                ones = call("np.ones", name_(tiles.length))
+                dt = scalar_dtype(t.element_type).name
+                ones.keywords = [ast.keyword("dtype", dotted(f"np.{dt}"))]
+                return call("np.matmul", ones, e), "np.matmul by ones (a sum over the tiles)"
             axes: ast.expr = (
-                const(-1)
+                const(-1 - lanes)
                 if rank - n_par == 1
-                else ast.Tuple([const(-1 - i) for i in range(rank - n_par)], ast.Load())
+                else ast.Tuple([const(-1 - lanes - i) for i in range(rank - n_par)], ast.Load())
             )
             fn = REDUCE[form.kind]
             keywords = [ast.keyword("axis", axes)]
@@ -879,6 +909,28 @@ def _in_loops(code: list[ast.stmt]) -> int:
 
 
 WINDOW = "a window read ({}) would be gathered whole for np.sum"
+
+
+def _count(it: VecIter) -> ast.expr:
+    """The number of iterations of a vectorized loop."""
+    if it.step == 1:
+        return ast.BinOp(it.stop, ast.Sub(), it.start)
+    return call("len", call("range", it.start, it.stop, const(it.step)))
+
+
+def _kept_key(
+    w: StatementWriter, def_loops: tuple[str, ...], dict_name: str, n_par: int
+) -> ast.expr:
+    """The key of an iter_args value kept per iteration of `def_loops`, all of them among
+    the `n_par` parallel axes (outermost), as the statements that set and read it outside
+    the reduction loops wrote it (vectorized over those axes alone)."""
+    outer = {it.name: replace(it, rank=n_par) for it in w.vec.values() if it.axis < n_par}
+    saved = w.vec
+    w.vec = outer
+    try:
+        return w.key(def_loops, dict_name)
+    finally:
+        w.vec = saved
 
 
 def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) -> None:

@@ -44,9 +44,7 @@ pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"gcc cannot build: 
 NAMES = [p.name for p in shapes.PROGRAMS]
 
 # Program -> what the Numba target does with it today (the start of the error text).
-NUMBA_FAILS: dict[str, str] = {
-    "reduce_sum_last": "UnsupportedError",
-}
+NUMBA_FAILS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -66,8 +66,15 @@ def test_a_reduction_carried_by_the_anchored_loop() -> None:
     verdicts = {lv.loop: lv.status for lv in report.loops}
     assert verdicts["i"] == verdicts["j"] == "parallel"
     assert verdicts["k"] == "reduction"
+    # The accumulator over k of every (i, j) at once: a contraction, reassociated.
+    kernel = pk.compile(fn)
+    assert not kernel.exact and "reduction over k as a contraction" in kernel.source
     kernel_c = np.zeros_like(c)
-    pk.compile(fn)(a=a, b=b, c=kernel_c)
+    kernel(a=a, b=b, c=kernel_c)
+    np.testing.assert_allclose(kernel_c, c, rtol=1e-5, atol=1e-6)
+    exact = pk.schedule(fn).to_numpy(reassociate=False)
+    kernel_c = np.zeros_like(c)
+    exact(a=a, b=b, c=kernel_c)
     np.testing.assert_array_equal(kernel_c, c)
 
 

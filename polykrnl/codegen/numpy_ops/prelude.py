@@ -171,39 +171,59 @@ def _fma(a, b, c):
         return r.astype(np.result_type(a, b, c))[()]
 ''',
     "_maximumf": '''
-def _maximumf(a, b):
+def _maximumf(a, b, out=None):
     """arith.maximumf: the larger of a and b; NaN if either is NaN; +0.0 > -0.0."""
-    r = np.maximum(a, b)
+    # `out`: the memory to write into (a view), as a ufunc's: no temporary to copy.
     tie = a == b
-    if np.any(tie):
-        r = np.where(tie, np.where(np.signbit(a), b, a), r)
+    signed = np.where(np.signbit(a), b, a) if np.any(tie) else None
+    r = np.maximum(a, b, out=out)
+    if signed is not None:
+        if out is None:
+            r = np.where(tie, signed, r)
+        else:
+            np.copyto(out, signed, where=tie)
     return r[()]
 ''',
     "_minimumf": '''
-def _minimumf(a, b):
+def _minimumf(a, b, out=None):
     """arith.minimumf: the smaller of a and b; NaN if either is NaN; -0.0 < +0.0."""
-    r = np.minimum(a, b)
+    # `out`: the memory to write into (a view), as a ufunc's: no temporary to copy.
     tie = a == b
-    if np.any(tie):
-        r = np.where(tie, np.where(np.signbit(a), a, b), r)
+    signed = np.where(np.signbit(a), a, b) if np.any(tie) else None
+    r = np.minimum(a, b, out=out)
+    if signed is not None:
+        if out is None:
+            r = np.where(tie, signed, r)
+        else:
+            np.copyto(out, signed, where=tie)
     return r[()]
 ''',
     "_maxnumf": '''
-def _maxnumf(a, b):
+def _maxnumf(a, b, out=None):
     """arith.maxnumf: the larger of a and b; the other one if one is NaN; +0.0 > -0.0."""
-    r = np.fmax(a, b)
+    # `out`: the memory to write into (a view), as a ufunc's: no temporary to copy.
     tie = a == b
-    if np.any(tie):
-        r = np.where(tie, np.where(np.signbit(a), b, a), r)
+    signed = np.where(np.signbit(a), b, a) if np.any(tie) else None
+    r = np.fmax(a, b, out=out)
+    if signed is not None:
+        if out is None:
+            r = np.where(tie, signed, r)
+        else:
+            np.copyto(out, signed, where=tie)
     return r[()]
 ''',
     "_minnumf": '''
-def _minnumf(a, b):
+def _minnumf(a, b, out=None):
     """arith.minnumf: the smaller of a and b; the other one if one is NaN; -0.0 < +0.0."""
-    r = np.fmin(a, b)
+    # `out`: the memory to write into (a view), as a ufunc's: no temporary to copy.
     tie = a == b
-    if np.any(tie):
-        r = np.where(tie, np.where(np.signbit(a), a, b), r)
+    signed = np.where(np.signbit(a), a, b) if np.any(tie) else None
+    r = np.fmin(a, b, out=out)
+    if signed is not None:
+        if out is None:
+            r = np.where(tie, signed, r)
+        else:
+            np.copyto(out, signed, where=tie)
     return r[()]
 ''',
     "_strlen": '''

@@ -52,7 +52,7 @@ class NumpyKernel(KernelCall):
     ... }''')["scale"]
     >>> kernel = pk.schedule(fn).to_numpy()
     >>> print(kernel.function_source.strip().splitlines()[-1])
-            X[0:N] = x + x
+            np.add(x, x, out=X[0:N])
     >>> X = np.ones(3, dtype=np.float32)
     >>> kernel(X=X, N=3)
     >>> X

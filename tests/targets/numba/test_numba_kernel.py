@@ -57,7 +57,7 @@ UNSUPPORTED: dict[str, str] = {
     "matmul_panel:tile_buffer_attrs": "krnl.copy_to_tile_buffer",
     "memory_ops:memset_memcpy": "krnl.memcpy",
     "onnx_gather:gather_constant_indices": "krnl.global",
-    "onnx_simd_add:row_max": "vector.reduction",
+    "onnx_simd_add:row_max": "arith.maxnumf (vector<8xf32>)",
     "scalar_math:hyperbolic_erf": "krnl.erf",
     "vector_transfers:scale_add": "vector.create_mask",
     "vector_transfers:masked_copy_and_column": "vector.create_mask",
@@ -634,3 +634,52 @@ def test_a_prange_whose_inner_bounds_it_computes_keeps_no_guard() -> None:
     body = ast.parse("for j in range(n):\n    for k in range(2, 6):\n        y[j] = k\n").body
     work = iteration_work(body, stored_names(body) | {"i"})
     assert work is not None and ast.unparse(work) == "max(0, n) * 4"
+
+
+LANE_FOLD = """
+func.func @f(%x: memref<5x8x{T}>, %a: memref<5x{T}>) -> memref<5x{T}> {{
+  %out = memref.alloc() : memref<5x{T}>
+  %l = krnl.define_loops 1
+  krnl.iterate(%l) with (%l -> %i = 0 to 5) {{
+    %c0 = arith.constant 0 : index
+    %v = vector.load %x[%i, %c0] : memref<5x8x{T}>, vector<8x{T}>
+    %acc = krnl.load %a[%i] : memref<5x{T}>
+    %r = vector.reduction <{kind}>, %v{acc} : vector<8x{T}> into {T}
+    krnl.store %r, %out[%i] : memref<5x{T}>
+  }}
+  return %out : memref<5x{T}>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "element"),
+    [
+        ("add", "f32"),
+        ("mul", "f32"),
+        ("maxnumf", "f32"),
+        ("minimumf", "f32"),
+        ("add", "i32"),
+        ("xor", "i32"),
+        ("maxsi", "i32"),
+    ],
+)
+@pytest.mark.parametrize("with_acc", [False, True])
+def test_vector_reduction_is_a_lane_loop(kind: str, element: str, with_acc: bool) -> None:
+    """vector.reduction in compiled code: a loop over the lanes on scalars, combined first
+    to last in the lanes' type, bit for bit the interpreter's (magnitudes apart by 2^24
+    make any other order of the float sum differ; integers wrap)."""
+    text = LANE_FOLD.format(T=element, kind=kind, acc=", %acc" if with_acc else "")
+    fn = pk.parse(text)["f"]
+    rng = np.random.default_rng(4)
+    if element == "f32":
+        x = (rng.standard_normal((5, 8)) * 2.0 ** rng.integers(-12, 12, (5, 8))).astype(np.float32)
+        x[0, 3], x[1, 5] = np.nan, -0.0
+        a = rng.standard_normal(5).astype(np.float32)
+    else:
+        x = rng.integers(-(2**31), 2**31, (5, 8), dtype=np.int32)
+        a = rng.integers(-(2**31), 2**31, 5, dtype=np.int32)
+    ref = pk.run_reference(fn, x=x, a=a)
+    kernel = pk.compile(fn, target="numba")
+    assert "for lane in range(1, 8):" in kernel.source, kernel.source
+    assert _same(kernel(x=x, a=a), ref)

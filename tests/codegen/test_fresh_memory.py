@@ -9,30 +9,17 @@ to the interpreter: bit for bit (NaN where it has NaN) unless a float sum is rea
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
 import polykrnl as pk
 from polykrnl.transforms.fresh_memory import fill_verdicts
+from tests.onnx_shapes_programs import onnx_shapes
 
 RNG = np.random.default_rng(11)
 ROOT = Path(__file__).resolve().parents[2]
-SHAPES = ROOT / "benchmarks" / "onnx_shapes.py"
-
-
-def _onnx_shapes() -> ModuleType:
-    """benchmarks/onnx_shapes.py: the Krnl programs in onnx-mlir's shapes."""
-    spec = importlib.util.spec_from_file_location("onnx_shapes", SHAPES)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("onnx_shapes", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 # onnx-mlir's SIMD form: a vector loop then a scalar remainder writing the rest.
@@ -184,8 +171,8 @@ def test_buffer_allocated_per_row_starts_empty() -> None:
 
 
 def test_softmax_pool_and_output_start_empty() -> None:
-    onnx_shapes = _onnx_shapes()
-    fn = pk.parse(onnx_shapes.softmax_text(6, 10))["softmax"]
+    shapes = onnx_shapes()
+    fn = pk.parse(shapes.softmax_text(6, 10))["softmax"]
     x = RNG.standard_normal((6, 10)).astype(np.float32)
     ref = pk.run_reference(fn, x=x)
     verdicts = fill_verdicts(pk.poly_program(fn))
@@ -201,8 +188,8 @@ def test_vector_accumulator_is_a_sum_over_the_tiles() -> None:
     """onnx-mlir's ReduceSum over the last axis at -O3: a vector<8xf32> accumulator in
     iter_args of the tile loop, then vector.reduction. Reassociating: one array expression
     over all rows and tiles; reassociate=False: the tiles in order, then the lanes."""
-    onnx_shapes = _onnx_shapes()
-    fn = pk.parse(onnx_shapes.reduce_sum_last_text(5, 48))["reduce_sum_last"]
+    shapes = onnx_shapes()
+    fn = pk.parse(shapes.reduce_sum_last_text(5, 48))["reduce_sum_last"]
     # Magnitudes 2^24 apart: any other order of the sum gives other bits.
     x = (RNG.standard_normal((5, 48)) * 2.0 ** RNG.integers(-12, 12, (5, 48))).astype(np.float32)
     ref = pk.run_reference(fn, x=x)
@@ -221,7 +208,7 @@ def test_splat_constant_operand_is_a_scalar() -> None:
     """relu at -O3: maxnumf of each run with a zero vector. Its lanes as a (16,) array
     against (tiles, 16) made NumPy run one inner loop per tile; the scalar broadcasts to
     the same values."""
-    fn = pk.parse(_onnx_shapes().relu_text(37))["relu"]
+    fn = pk.parse(onnx_shapes().relu_text(37))["relu"]
     a = np.resize(EDGES[EDGES != 0], 37)  # NaN and infinities; no signed-zero tie
     a[7] = 0.0
     ref = pk.run_reference(fn, a=a)

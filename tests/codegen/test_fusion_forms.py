@@ -18,56 +18,13 @@ from typing import Any
 import numpy as np
 
 import polykrnl as pk
+from tests.onnx_shapes_programs import onnx_shapes
 
 RNG = np.random.default_rng(32)
 
 # benchmarks/bench_onnx_shapes.py's softmax_text(6, 10): onnx-mlir's form, row
 # temporaries in views of one i8 pool.
-SOFTMAX = """
-func.func @softmax(%x: memref<6x10xf32>) -> memref<6x10xf32> {
-  %c0 = arith.constant 0 : index
-  %cB = arith.constant 24 : index
-  %pool = memref.alloc() {alignment = 16 : i64} : memref<48xi8>
-  %t0 = memref.view %pool[%c0][] : memref<48xi8> to memref<6xf32>
-  %t1 = memref.view %pool[%cB][] : memref<48xi8> to memref<6xf32>
-  %out = memref.alloc() {alignment = 16 : i64} : memref<6x10xf32>
-
-  %ninf = arith.constant 0xFF800000 : f32
-  %zero = arith.constant 0.0 : f32
-  %l = krnl.define_loops 1
-  krnl.iterate(%l) with (%l -> %i = 0 to 6) {
-    krnl.store %ninf, %t0[%i] : memref<6xf32>
-    krnl.store %zero, %t1[%i] : memref<6xf32>
-  }
-  %a:2 = krnl.define_loops 2
-  krnl.iterate(%a#0, %a#1) with (%a#0 -> %i = 0 to 6, %a#1 -> %j = 0 to 10) {
-    %v = krnl.load %x[%i, %j] : memref<6x10xf32>
-    %m = krnl.load %t0[%i] : memref<6xf32>
-    %n = arith.maxnumf %m, %v : f32
-    krnl.store %n, %t0[%i] : memref<6xf32>
-  }
-  %b:2 = krnl.define_loops 2
-  krnl.iterate(%b#0, %b#1) with (%b#0 -> %i = 0 to 6, %b#1 -> %j = 0 to 10) {
-    %v = krnl.load %x[%i, %j] : memref<6x10xf32>
-    %m = krnl.load %t0[%i] : memref<6xf32>
-    %d = arith.subf %v, %m : f32
-    %e = math.exp %d : f32
-    krnl.store %e, %out[%i, %j] : memref<6x10xf32>
-    %s = krnl.load %t1[%i] : memref<6xf32>
-    %t = arith.addf %s, %e : f32
-    krnl.store %t, %t1[%i] : memref<6xf32>
-  }
-  %c:2 = krnl.define_loops 2
-  krnl.iterate(%c#0, %c#1) with (%c#0 -> %i = 0 to 6, %c#1 -> %j = 0 to 10) {
-    %e = krnl.load %out[%i, %j] : memref<6x10xf32>
-    %s = krnl.load %t1[%i] : memref<6xf32>
-    %r = arith.divf %e, %s : f32
-    krnl.store %r, %out[%i, %j] : memref<6x10xf32>
-  }
-  memref.dealloc %pool : memref<48xi8>
-  return %out : memref<6x10xf32>
-}
-"""
+SOFTMAX = onnx_shapes().softmax_text(6, 10)
 
 # A direct 3x3 convolution (bench_onnx_shapes.py's conv at 8 x 9, 2 channels); {unroll}
 # is nothing or a krnl.unroll of its s loop.

@@ -15,6 +15,7 @@ import polykrnl as pk
 from polykrnl.targets.numba.aliases import Root, array_roots, may_alias
 from polykrnl.targets.numba.promote import merge_views, promote_invariants
 from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
+from tests.onnx_shapes_programs import onnx_shapes
 
 pytest.importorskip("numba")
 
@@ -239,50 +240,7 @@ def test_gather_kernel_without_the_clamp_refuses_a_row_outside_the_table() -> No
             pk.run_reference(fn, x=x, idx=idx)
 
 
-SOFTMAX = """
-func.func @softmax(%x: memref<5x11xf32>) -> memref<5x11xf32> {
-  %c0 = arith.constant 0 : index
-  %cB = arith.constant 20 : index
-  %pool = memref.alloc() {alignment = 16 : i64} : memref<40xi8>
-  %t0 = memref.view %pool[%c0][] : memref<40xi8> to memref<5xf32>
-  %t1 = memref.view %pool[%cB][] : memref<40xi8> to memref<5xf32>
-  %out = memref.alloc() {alignment = 16 : i64} : memref<5x11xf32>
-  %ninf = arith.constant 0xFF800000 : f32
-  %zero = arith.constant 0.0 : f32
-  %l = krnl.define_loops 1
-  krnl.iterate(%l) with (%l -> %i = 0 to 5) {
-    krnl.store %ninf, %t0[%i] : memref<5xf32>
-    krnl.store %zero, %t1[%i] : memref<5xf32>
-  }
-  %a:2 = krnl.define_loops 2
-  krnl.iterate(%a#0, %a#1) with (%a#0 -> %i = 0 to 5, %a#1 -> %j = 0 to 11) {
-    %v = krnl.load %x[%i, %j] : memref<5x11xf32>
-    %m = krnl.load %t0[%i] : memref<5xf32>
-    %n = arith.maxnumf %m, %v : f32
-    krnl.store %n, %t0[%i] : memref<5xf32>
-  }
-  %b:2 = krnl.define_loops 2
-  krnl.iterate(%b#0, %b#1) with (%b#0 -> %i = 0 to 5, %b#1 -> %j = 0 to 11) {
-    %v = krnl.load %x[%i, %j] : memref<5x11xf32>
-    %m = krnl.load %t0[%i] : memref<5xf32>
-    %d = arith.subf %v, %m : f32
-    %e = math.exp %d : f32
-    krnl.store %e, %out[%i, %j] : memref<5x11xf32>
-    %s = krnl.load %t1[%i] : memref<5xf32>
-    %t = arith.addf %s, %e : f32
-    krnl.store %t, %t1[%i] : memref<5xf32>
-  }
-  %c:2 = krnl.define_loops 2
-  krnl.iterate(%c#0, %c#1) with (%c#0 -> %i = 0 to 5, %c#1 -> %j = 0 to 11) {
-    %e = krnl.load %out[%i, %j] : memref<5x11xf32>
-    %s = krnl.load %t1[%i] : memref<5xf32>
-    %r = arith.divf %e, %s : f32
-    krnl.store %r, %out[%i, %j] : memref<5x11xf32>
-  }
-  memref.dealloc %pool : memref<40xi8>
-  return %out : memref<5x11xf32>
-}
-"""
+SOFTMAX = onnx_shapes().softmax_text(5, 11)
 
 
 def test_softmax_kernel_sums_each_row_in_a_local() -> None:

@@ -11,6 +11,10 @@ scalar loops, bit for bit too.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -215,6 +219,45 @@ def test_the_fold_is_proven_for_the_schedule_order() -> None:
     _compare(fn, kernel, exact=True)
 
 
+def _onnx_shapes() -> ModuleType:
+    """benchmarks/onnx_shapes.py by path (benchmarks/ is not a package), registered
+    under its name as the benchmark script imports it (its dataclasses need that)."""
+    if "onnx_shapes" in sys.modules:
+        return sys.modules["onnx_shapes"]
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "onnx_shapes.py"
+    spec = importlib.util.spec_from_file_location("onnx_shapes", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["onnx_shapes"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _benchmark(name: str, m: int, n: int, k: int) -> pk.Function:
+    """The benchmark's own -O3 program (gemm_matmul: the bias nest after the matmul)."""
+    text = getattr(_onnx_shapes(), f"{name}_text")(m, n, k)
+    return pk.parse(text, f"<{name}>")[name]
+
+
+BENCHMARK = [
+    pytest.param(name, size, id=f"{name}-{'x'.join(map(str, size))}")
+    for name in ("matmul", "gemm_matmul")
+    for size in ((64, 64, 64), (13, 21, 10))
+]
+
+
+@pytest.mark.parametrize(("name", "size"), BENCHMARK)
+def test_benchmark_programs_fold_in_numpy(name: str, size: tuple[int, int, int]) -> None:
+    fn = _benchmark(name, *size)
+    m, n, k = size
+    default = pk.schedule(fn).to_numpy()
+    assert f"res_2[0:{m}, 0:{n}] += A[0:{m}, 0:{k}] @ B[0:{k}, 0:{n}]" in default.source
+    _compare(fn, default, exact=False)
+    exact = pk.schedule(fn).to_numpy(reassociate=False)
+    assert "rank-1 updates" in exact.source and "_pk_matmul" not in exact.source
+    _compare(fn, exact, exact=True)
+
+
 numba = pytest.importorskip("numba", reason="the Numba target needs polykrnl[numba]")
 
 
@@ -247,4 +290,13 @@ def test_numba_one_compute_tile_per_iteration_bit_for_bit() -> None:
     fn = matmul(13, 21, 10, blocks=(4, 8, 4))
     kernel = pk.schedule(fn).to_numba(cache=False)
     assert "for kt in" in kernel.source, kernel.source
+    _compare(fn, kernel, exact=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "size"), BENCHMARK)
+def test_numba_benchmark_programs_bit_for_bit(name: str, size: tuple[int, int, int]) -> None:
+    fn = _benchmark(name, *size)
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert "for it in" not in kernel.source and "for k in range(" in kernel.source
     _compare(fn, kernel, exact=True)

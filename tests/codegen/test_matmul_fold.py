@@ -11,16 +11,13 @@ scalar loops, bit for bit too.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 
 import polykrnl as pk
+from tests.onnx_shapes_programs import onnx_shapes
 
 # C = memset 0, then (i, j, k) blocked by (BI, BJ, BK), the point loops innermost,
 # krnl.matmul on the compute tile TILE. The i loop runs from I0; A's and C's memory
@@ -219,23 +216,9 @@ def test_the_fold_is_proven_for_the_schedule_order() -> None:
     _compare(fn, kernel, exact=True)
 
 
-def _onnx_shapes() -> ModuleType:
-    """benchmarks/onnx_shapes.py by path (benchmarks/ is not a package), registered
-    under its name as the benchmark script imports it (its dataclasses need that)."""
-    if "onnx_shapes" in sys.modules:
-        return sys.modules["onnx_shapes"]
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "onnx_shapes.py"
-    spec = importlib.util.spec_from_file_location("onnx_shapes", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["onnx_shapes"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _benchmark(name: str, m: int, n: int, k: int) -> pk.Function:
     """The benchmark's own -O3 program (gemm_matmul: the bias nest after the matmul)."""
-    text = getattr(_onnx_shapes(), f"{name}_text")(m, n, k)
+    text = getattr(onnx_shapes(), f"{name}_text")(m, n, k)
     return pk.parse(text, f"<{name}>")[name]
 
 

@@ -158,6 +158,8 @@ def test_pooling_window_reads_strided_slices() -> None:
     src = pk.schedule(_function(PROGRAMS["maxpool3"])).to_numpy().source
     assert "np.arange" not in src, src  # no integer-array gather of the window
     assert ":2]" in src and "np.fmax(" in src, src
+    # The reason names the reduction this is (a max), not np.sum.
+    assert "a window read (x) would be gathered whole for np.fmax.reduce)" in src, src
 
 
 def test_inside_allocation_leaves_the_output_loops_parallel() -> None:

@@ -80,7 +80,9 @@ class ProgramBuilder:
         # (privatize.py): each is modelled as allocated just before the op it maps to,
         # in the iterate's body, as if written there.
         self.private = dict(private or {})
-        self.private_before = {anchor: alloc for alloc, anchor in self.private.items()}
+        self.private_before: dict[Operation, list[Operation]] = {}
+        for alloc, anchor in self.private.items():
+            self.private_before.setdefault(anchor, []).append(alloc)
         self.names = Names()
         self.unsupported: list[Diagnostic] = []
         # Parameters: isl name -> where it comes from; value -> isl name.
@@ -454,8 +456,7 @@ class ProgramBuilder:
         for op in ops:
             if op in self.private:
                 continue
-            if (alloc := self.private_before.get(op)) is not None:
-                out.append(alloc)
+            out.extend(self.private_before.get(op, ()))
             out.append(op)
         return out
 

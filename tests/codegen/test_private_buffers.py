@@ -381,7 +381,33 @@ func.func @pair(%x: memref<4x5xf32>) -> memref<4x5xf32> {
 }
 """
 
-CARRIED = {"previous": READ_FIRST, "row_start": ROW_START, "running": RUNNING_SUM}
+# Reset first in the body, but read after the loops: the last iteration's value escapes.
+READ_AFTER = """
+func.func @last(%x: memref<4x5xf32>) -> memref<4x5xf32> {
+  %c0 = arith.constant 0 : index
+  %out = memref.alloc() : memref<4x5xf32>
+  %acc = memref.alloca() : memref<f32>
+  %l:2 = krnl.define_loops 2
+  krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to 4, %l#1 -> %j = 0 to 5) {
+    %w:2 = krnl.get_induction_var_value(%l#0, %l#1) : (!krnl.loop, !krnl.loop) -> (index, index)
+    %v = krnl.load %x[%w#0, %w#1] : memref<4x5xf32>
+    krnl.store %v, %acc[] : memref<f32>
+    %a = krnl.load %acc[] : memref<f32>
+    %d = arith.addf %a, %a : f32
+    krnl.store %d, %out[%w#0, %w#1] : memref<4x5xf32>
+  }
+  %e = krnl.load %acc[] : memref<f32>
+  krnl.store %e, %out[%c0, %c0] : memref<4x5xf32>
+  return %out : memref<4x5xf32>
+}
+"""
+
+CARRIED = {
+    "last": READ_AFTER,
+    "previous": READ_FIRST,
+    "row_start": ROW_START,
+    "running": RUNNING_SUM,
+}
 
 
 @pytest.mark.parametrize("name", sorted(CARRIED))

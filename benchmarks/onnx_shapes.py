@@ -394,10 +394,10 @@ func.func @gemm_loops(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memr
   %zero = arith.constant 0.000000e+00 : f32
   %beta = arith.constant 5.000000e-01 : f32
   %res = memref.alloc() {{alignment = 16 : i64}} : memref<{M}x{N}xf32>
+  %acc = memref.alloca() : memref<f32>
   %l:2 = krnl.define_loops 2
   krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to {M}, %l#1 -> %j = 0 to {N}) {{
     %w:2 = krnl.get_induction_var_value(%l#0, %l#1) : (!krnl.loop, !krnl.loop) -> (index, index)
-    %acc = memref.alloca() : memref<f32>
     krnl.store %zero, %acc[] : memref<f32>
     %r = krnl.define_loops 1
     krnl.iterate(%r) with (%r -> %k = 0 to {K}) {{
@@ -421,9 +421,9 @@ func.func @gemm_loops(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memr
 
 
 def gemm_loops_text(m: int, n: int, k: int) -> str:
-    """Gemm with bias as onnx-mlir writes it without krnl.matmul: an (i, j) nest whose
-    body allocates a scalar (alloca, one per iteration), the k reduction into it, then the
-    bias."""
+    """Gemm with bias as onnx-mlir writes it without krnl.matmul: a scalar alloca before
+    the loops, then an (i, j) nest whose body resets it, reduces over k into it and adds
+    the bias (polykrnl privatizes the cell: one copy per (i, j), poly/privatize.py)."""
     return GEMM_LOOPS.format(M=m, N=n, K=k)
 
 
@@ -461,18 +461,19 @@ def conv_text(h: int, w: int, k: int) -> str:
     return CONV.format(H=h, W=w, K=k, Ho=h - 2, Wo=w - 2)
 
 
-# Pooling_with_canonicalize.mlir: the output nest, a scalar accumulator allocated (alloca)
-# and set at each output point, the window loops inside reading x[.., i*s + r, j*s + t].
+# Pooling_with_canonicalize.mlir: a scalar accumulator allocated (alloca) before the
+# output nest and reset as the first op of its body, the window loops inside reading
+# x[.., i*s + r, j*s + t].
 MAXPOOL = """
 func.func @{name}(%x: memref<{N}x{C}x{H}x{W}xf32>) -> memref<{N}x{C}x{Ho}x{Wo}xf32> {{
   %ninf = arith.constant 0xFF800000 : f32
   %out = memref.alloc() {{alignment = 16 : i64}} : memref<{N}x{C}x{Ho}x{Wo}xf32>
+  %acc = memref.alloca() : memref<f32>
   %l:4 = krnl.define_loops 4
   krnl.iterate(%l#0, %l#1, %l#2, %l#3) with (%l#0 -> %n = 0 to {N}, %l#1 -> %c = 0 to {C},
       %l#2 -> %i = 0 to {Ho}, %l#3 -> %j = 0 to {Wo}) {{
     %o:4 = krnl.get_induction_var_value(%l#0, %l#1, %l#2, %l#3)
       : (!krnl.loop, !krnl.loop, !krnl.loop, !krnl.loop) -> (index, index, index, index)
-    %acc = memref.alloca() : memref<f32>
     krnl.store %ninf, %acc[] : memref<f32>
     %w:2 = krnl.define_loops 2
     krnl.iterate(%w#0, %w#1) with (%w#0 -> %r = 0 to {KS}, %w#1 -> %s = 0 to {KS}) {{

@@ -908,7 +908,7 @@ def _in_loops(code: list[ast.stmt]) -> int:
     )
 
 
-WINDOW = "a window read ({}) would be gathered whole for np.sum"
+WINDOW = "a window read ({}) would be gathered whole for {}"
 
 
 def _count(it: VecIter) -> ast.expr:
@@ -946,7 +946,7 @@ def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) 
         for x in op.operands[1:]:
             axes = w.axes_of(w.value(x))
             if any(ax < n_par for ax in axes) and any(ax >= n_par for ax in axes):
-                raise NotVectorizable(WINDOW.format(a.array))
+                raise NotVectorizable(WINDOW.format(a.array, REDUCE[form.kind]))
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:

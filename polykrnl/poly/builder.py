@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple, cast
 
 import islpy as isl
@@ -28,6 +28,7 @@ from polykrnl.nest.loops import (
 from polykrnl.poly.budget import bounded
 from polykrnl.poly.domains import Expr, LoopPolyhedron, Site
 from polykrnl.poly.guards import Guard, branches, condition
+from polykrnl.poly.privatize import candidates, private_cells
 from polykrnl.poly.program import (
     Access,
     ArrayInfo,
@@ -70,9 +71,18 @@ class OnBuffer(NamedTuple):
 
 
 class ProgramBuilder:
-    def __init__(self, fn: Function, nest: LoopNest) -> None:
+    def __init__(
+        self, fn: Function, nest: LoopNest, private: Mapping[Operation, Operation] | None = None
+    ) -> None:
         self.fn = fn
         self.nest = nest
+        # Allocations outside an iterate whose buffer is private to its iterations
+        # (privatize.py): each is modelled as allocated just before the op it maps to,
+        # in the iterate's body, as if written there.
+        self.private = dict(private or {})
+        self.private_before: dict[Operation, list[Operation]] = {}
+        for alloc, anchor in self.private.items():
+            self.private_before.setdefault(anchor, []).append(alloc)
         self.names = Names()
         self.unsupported: list[Diagnostic] = []
         # Parameters: isl name -> where it comes from; value -> isl name.
@@ -117,6 +127,7 @@ class ProgramBuilder:
             if isinstance(op, k.IterateOp):
                 for inner in op.body.walk():
                     self.in_loop.add(inner)
+        self.in_loop.update(self.private)
 
     def vid(self, lp: Loop) -> str:
         """The value a loop carries: the original loop's name for an original IV."""
@@ -248,7 +259,9 @@ class ProgramBuilder:
 
     def renamed(self, tree: list[PNode]) -> tuple[tuple[Statement, ...], list[PNode]]:
         """Statements renamed S0, S1, ... in program order of their ops."""
-        pos = {op: n for n, op in enumerate(self.fn.op.walk())}
+        pos: dict[Operation, float] = {op: n for n, op in enumerate(self.fn.op.walk())}
+        for alloc, anchor in self.private.items():
+            pos[alloc] = pos[anchor] - 0.5  # where it is modelled
         order = sorted(self.statements, key=lambda s: pos.get(s.anchor, -1))
         new = {s.name: f"S{n}" for n, s in enumerate(order)}
         out = tuple(renamed(s, new[s.name]) for s in order)
@@ -369,6 +382,8 @@ class ProgramBuilder:
         yield_of: k.IterateOp | None = None,
     ) -> list[PNode]:
         """Split a run of ops into statements (see the module docstring)."""
+        if self.private:
+            ops = self.moved_allocations(ops)
         ops = [op for op in ops if (m := model_of(op)) is None or not m.skip]
         ops = [op for op in ops if not is_terminator(op)]
         term = yield_of.body.block.last_op if yield_of is not None else None
@@ -433,6 +448,16 @@ class ProgramBuilder:
                 continue
             kind: StatementKind = "value" if a in exported_set else "op"
             out.append(self.statement(kind, cone, a, loops))
+        return out
+
+    def moved_allocations(self, ops: Sequence[Operation]) -> list[Operation]:
+        """`ops` with the private allocations moved to where they are modelled."""
+        out: list[Operation] = []
+        for op in ops:
+            if op in self.private:
+                continue
+            out.extend(self.private_before.get(op, ()))
+            out.append(op)
         return out
 
     def arrays_read(
@@ -815,7 +840,7 @@ def poly_program(
                 hint="its statements are placed by the permuted order of the loops, so "
                 "polykrnl cannot tell which order the permutation changed",
             )
-        return ProgramBuilder(fn, plain).build()
+        return _build(fn, plain)
     if not recipe:
         plain = build_nest(fn, recipe=False)
         if plain.diagnostics:
@@ -838,4 +863,18 @@ def poly_program(
                         hint="use polykrnl.schedule(fn), which applies the recipe",
                     )
         nest = plain
-    return ProgramBuilder(fn, nest).build()
+    return _build(fn, nest)
+
+
+def _build(fn: Function, nest: LoopNest) -> PolyProgram:
+    """The model of `fn` over `nest`, with the scratch buffers allocated outside an
+    iterate but private to its iterations given a copy per iteration (privatize.py:
+    deciding it needs the dataflow of the model where they are shared)."""
+    program = ProgramBuilder(fn, nest).build()
+    found = candidates(fn)
+    if not found:
+        return program
+    private = private_cells(program, found)
+    if not private:
+        return program
+    return ProgramBuilder(fn, nest, private).build()

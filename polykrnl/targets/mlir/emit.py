@@ -9,7 +9,10 @@ loop is an ``scf.for``. isl's conditions are ``scf.if``; its expressions, ``arit
 ``index`` values. A statement instance gets the values of its dimensions from the AST and
 computes its loops' values from them (``Statement.loop_values``); values it reads from
 outside (constants, sizes) are computed again where it needs them, which LLVM folds.
-Allocations outside every loop are made at the function's start.
+Allocations outside every loop are made at the function's start, and so are those inside
+loops whose per-iteration copies never overlap in the schedule's order (each iteration's
+uses run before the next allocation: `codegen/private_buffers.py`) when no loop runs in
+parallel: one buffer then serves every iteration, as one local does in Numba.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from polykrnl.codegen.isl_ast import build_ast
+from polykrnl.codegen.private_buffers import local_buffers
 from polykrnl.codegen.safe_text import cpp_identifier
 from polykrnl.codegen.tile_starts import tile_starts
 from polykrnl.dialect import krnl as k
@@ -77,6 +81,8 @@ class Scope:
     w: MlirWriter
     env: dict[SSAValue, str]  # arguments, parameters, allocations made at the start
     loop_exprs: dict[str, list[isl.PwAff]] = field(default_factory=dict)
+    # The allocation statements made once, at the function's start.
+    hoisted: frozenset[str] = frozenset()
 
 
 class StatementEmission:
@@ -191,8 +197,13 @@ class StatementEmission:
                 "used by an inner loop) have no MLIR-target translation yet"
             )
         # Stack buffers of a statement inside loops are freed at its end (scf loops are no
-        # allocation scope: they would pile up for every iteration).
-        scoped = bool(s.loops) and any(isinstance(op, memref.AllocaOp) for op in s.ops)
+        # allocation scope: they would pile up for every iteration); one made at the start
+        # serves the whole call.
+        scoped = (
+            bool(s.loops)
+            and s.name not in self.scope.hoisted
+            and any(isinstance(op, memref.AllocaOp) for op in s.ops)
+        )
         if scoped:
             self.w.line("memref.alloca_scope {")
             self.w.depth += 1
@@ -280,15 +291,39 @@ def _made_by(v: SSAValue) -> str:
     return f"an argument of `{owner.name}`" if owner is not None else "a block argument"
 
 
-def _hoisted(s: Statement) -> bool:
-    """An allocation outside every loop: made once, at the function's start."""
-    return (
-        not s.loops
-        and s.kind == "op"
-        and isinstance(s.anchor, memref.AllocOp | memref.AllocaOp)
-        and not s.exports
-        and not s.imports
-    )
+def _hoisted(sched: Schedule, parallel: bool) -> frozenset[str]:
+    """The allocation statements made once, at the function's start: those outside every
+    loop, and, when no loop runs in parallel, those inside loops whose copies the schedule
+    never keeps alive together (then one buffer is every iteration's copy in turn).
+    Refuses, located, an allocation inside loops that other statements use otherwise."""
+    program = sched.program
+    reusable = set(local_buffers(sched)) if not parallel else set()
+    out: set[str] = set()
+    for s in program.statements:
+        if not isinstance(s.anchor, memref.AllocOp | memref.AllocaOp) or s.kind != "op":
+            continue
+        if s.exports or s.imports:
+            continue
+        v = s.anchor.results[0]
+        if not s.loops or (v in reusable and not s.anchor.operands):
+            out.add(s.name)
+        elif any(v in op.operands for t in program.statements if t is not s for op in _walk(t)):
+            raise unsupported(
+                f"`{s.anchor.name}` inside loops makes a buffer that other statements use"
+                + (
+                    " in parallel loops"
+                    if parallel
+                    else ", and the schedule interleaves the copies"
+                ),
+                s.location,
+                "the MLIR target allocates such a buffer once, when the loops around it run in "
+                "order and each iteration is done with its copy before the next allocation",
+            )
+    return frozenset(out)
+
+
+def _walk(s: Statement) -> list[Operation]:
+    return [inner for op in s.ops for inner in op.walk()]
 
 
 @dataclass
@@ -335,7 +370,7 @@ class AstWriter:
             name = str(call.op_get_arg(0).id_get_id().get_name())
             dims = [self.w.expr(call.op_get_arg(i)) for i in range(1, call.op_get_n_arg())]
             s = self.scope.program.statement(name)
-            if not _hoisted(s):
+            if name not in self.scope.hoisted:
                 StatementEmission(self.scope, s, dims).write()
         else:
             raise unsupported(f"isl produced an AST node polykrnl does not translate: {t}", None)
@@ -441,7 +476,13 @@ def write_function(sched: Schedule, *, parallel: bool = True) -> WrittenFunction
     for a, arg in zip(fn.arguments, block.args, strict=True):
         env[arg] = w.fresh(a.name)
         params.append(f"{env[arg]}: {a.type}")
-    scope = Scope(program, w, env)
+    marked = frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel)
+    proven: frozenset[str] = frozenset()
+    if marked:
+        report = legality.check(sched)
+        if report.legal:
+            proven = frozenset(lv.loop for lv in report.loops if lv.status == "parallel")
+    scope = Scope(program, w, env, hoisted=_hoisted(sched, bool(marked & proven)))
     start = StatementEmission(scope, None, [])
     by_value = {p: v for v, p in program.symbols.items()}
     for p in program.params:
@@ -458,19 +499,12 @@ def write_function(sched: Schedule, *, parallel: bool = True) -> WrittenFunction
         if v is not None:
             env[v] = start.env[v] = name
     for s in program.statements:
-        if _hoisted(s):
-            # Made once at the start (the statement sits outside every loop); the
-            # statements that use it read it from the scope.
+        if s.name in scope.hoisted:
+            # Made once at the start; the statements that use it read it from the scope.
             e = StatementEmission(scope, s, [])
             e.write()
             for r in s.anchor.results:
                 env[r] = e.env[r]
-    marked = frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel)
-    proven: frozenset[str] = frozenset()
-    if marked:
-        report = legality.check(sched)
-        if report.legal:
-            proven = frozenset(lv.loop for lv in report.loops if lv.status == "parallel")
     ast_writer = AstWriter(scope, marked & proven)
     trees, steps = sched.indexed_nest_trees
     for tree in trees:

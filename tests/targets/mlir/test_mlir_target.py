@@ -200,3 +200,35 @@ def test_cli_emit_and_run(tmp_path: Path) -> None:
     assert main(argv, out=out, err=io.StringIO()) == 0, out.getvalue()
     assert "MLIR kernel vs reference interpreter" in out.getvalue()
     assert "exactly equal to the reference" in out.getvalue()
+
+
+def _gemm_loops(parallel: bool) -> pk.Schedule:
+    """gemm_loops as onnx-mlir writes it (its scalar accumulator allocated before the
+    loops, private to each (i, j)), with i marked parallel or not."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import onnx_shapes
+
+    sched = pk.schedule(pk.parse(onnx_shapes.gemm_loops_text(6, 10, 9)).functions[0])
+    return sched.parallel("i") if parallel else sched
+
+
+def test_a_private_scratch_cell_is_one_buffer_when_the_loops_run_in_order() -> None:
+    sched = _gemm_loops(False)
+    kernel = to_mlir(sched)
+    # Allocated once before the loops, no scope per iteration.
+    head = kernel.source.split("scf.for")[0]
+    assert "memref.alloca" in head and "alloca_scope" not in kernel.source, kernel.source
+    fn = sched.program.function
+    inputs = make_inputs(fn, {}, seed=2, size=6)
+    want = pk.run_reference(fn, **copy.deepcopy(inputs))
+    got = kernel(**copy.deepcopy(inputs))
+    assert _same(want, got, exact=True)
+
+
+def test_a_private_scratch_cell_in_parallel_loops_is_refused_at_its_allocation() -> None:
+    with pytest.raises(pk.UnsupportedError) as e:
+        to_mlir(_gemm_loops(True))
+    assert REFUSAL.search(e.value.message) and "`memref.alloca`" in e.value.message
+    assert e.value.location is not None and "memref.alloca" in e.value.location.line_text

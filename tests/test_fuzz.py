@@ -7,23 +7,18 @@ it found from coming back.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.scripts import load_script
+
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "fuzz.py"
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("polykrnl_fuzz", TOOL)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["polykrnl_fuzz"] = mod  # worker processes unpickle by module name
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(TOOL, "polykrnl_fuzz")
 
 
 def test_mutations_are_varied_and_change_the_program() -> None:

@@ -9,14 +9,14 @@ when this test was written. Nothing of onnx-mlir is copied into this repository.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.scripts import load_script
 
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "onnx_mlir_corpus.py"
 ROOT = os.environ.get("ONNX_MLIR_ROOT")
@@ -34,12 +34,7 @@ FLOOR = {"print": 72, "verify": 70, "check": 69, "emit numpy": 65, "run --verify
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("onnx_mlir_corpus", TOOL)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["onnx_mlir_corpus"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(TOOL, "onnx_mlir_corpus")
 
 
 def test_onnx_mlir_lit_inputs() -> None:

@@ -13,13 +13,13 @@ list and benchmarks/RESULTS.md are updated. No time is measured.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+
+from tests.scripts import load_script
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -27,12 +27,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 def _import(name: str) -> ModuleType:
     """A benchmark script by path (benchmarks/ is not a package; the script imports its
     neighbours onnx_shapes and onnx_shapes_c itself)."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH / f"{name}.py", name)
 
 
 bench = _import("bench_onnx_shapes")

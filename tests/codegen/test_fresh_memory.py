@@ -16,7 +16,7 @@ import pytest
 
 import polykrnl as pk
 from polykrnl.transforms.fresh_memory import fill_verdicts
-from tests.onnx_shapes_programs import onnx_shapes
+from tests.scripts import onnx_shapes
 
 RNG = np.random.default_rng(11)
 ROOT = Path(__file__).resolve().parents[2]

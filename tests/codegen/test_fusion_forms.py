@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import polykrnl as pk
-from tests.onnx_shapes_programs import onnx_shapes
+from tests.scripts import onnx_shapes
 
 RNG = np.random.default_rng(32)
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from tests.onnx_shapes_programs import onnx_shapes
+from tests.scripts import onnx_shapes
 
 # C = memset 0, then (i, j, k) blocked by (BI, BJ, BK), the point loops innermost,
 # krnl.matmul on the compute tile TILE. The i loop runs from I0; A's and C's memory

@@ -15,7 +15,7 @@ import polykrnl as pk
 from polykrnl.targets.numba.aliases import Root, array_roots, may_alias
 from polykrnl.targets.numba.promote import merge_views, promote_invariants
 from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
-from tests.onnx_shapes_programs import onnx_shapes
+from tests.scripts import onnx_shapes
 
 pytest.importorskip("numba")
 

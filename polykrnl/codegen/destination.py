@@ -31,8 +31,16 @@ _OPERATORS: dict[type[ast.operator], str] = {
 #: NumPy 2.4's float32 negative reads the input as if contiguous (`-x` is right)
 _WRONG_WITH_OUT = frozenset({np.negative})
 
-#: the prelude's helpers (numpy_ops/prelude.py) that take `out` as a binary ufunc does
-OUT_HELPERS = frozenset({"_maximumf", "_minimumf", "_maxnumf", "_minnumf"})
+#: the prelude's helpers (numpy_ops/prelude.py) that take `out` as a ufunc does, with
+#: their number of operands
+OUT_HELPERS = {
+    "_maximumf": 2,
+    "_minimumf": 2,
+    "_maxnumf": 2,
+    "_minnumf": 2,
+    "_maximumf0": 1,
+    "_maxnumf0": 1,
+}
 
 
 def view_reshaped(e: ast.expr, shape: ast.expr) -> ast.expr:
@@ -124,8 +132,7 @@ def _ufunc_call(val: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] 
     if (
         isinstance(val, ast.Call)
         and isinstance(val.func, ast.Name)
-        and val.func.id in OUT_HELPERS
-        and len(val.args) == 2
+        and len(val.args) == OUT_HELPERS.get(val.func.id, -1)
         and not val.keywords
     ):
         return val.func.id, list(val.args), []

@@ -124,6 +124,9 @@ class KernelState:
     fills: Mapping[str, FillVerdict] | None = None
     # The stores whose value may be computed into their memory, once fused.
     destinations: Destinations = field(default_factory=Destinations)
+    # Per statement, the values it reads back from where an earlier part of a
+    # distributed body stored them (stored_values.py), with that store.
+    stored: dict[str, dict[SSAValue, Operation]] = field(default_factory=dict)
 
     @property
     def stage(self) -> str:
@@ -343,6 +346,11 @@ class StatementWriter:
                     )
                 self.env[r] = self.loop_value(handle_loop)
             return self.env[v]
+        store = self.st.stored.get(self.s.name, {}).get(v)
+        if store is not None:
+            mem = self.value(store.operands[1])
+            subs = [self.value(x) for x in store.operands[2:]]
+            return self.bind(v, self.read(mem, self.private_subs(mem, subs)))
         if is_pure(op) and not isinstance(op, k.IterateOp):
             self.op(op)
             return self.env[v]

@@ -45,6 +45,7 @@ from polykrnl.codegen.statements import (
     StatementWriter,
     VecIter,
 )
+from polykrnl.codegen.stored_values import stored_values
 from polykrnl.codegen.tile_merge import (
     POISON,
     ChainLoop,
@@ -366,8 +367,10 @@ class Vectorizer:
         saved_keys = self._keys()
         saved_status = self.status
         out: list[ast.stmt] = []
-        for item, status in zip(loop.items, per_part, strict=True):
+        saved_stored = self.state.stored
+        for i, (item, status) in enumerate(zip(loop.items, per_part, strict=True)):
             self.status = {**saved_status, **status}
+            self.state.stored = {**saved_stored, **stored_values(self.statements, parts, i)}
             try:
                 part = (
                     self._gen(tr, chain, item)
@@ -376,6 +379,7 @@ class Vectorizer:
                 )
             finally:
                 self.status = saved_status
+                self.state.stored = saved_stored
             tr.names.clear()
             tr.names.update(saved_names)
             if part is None:

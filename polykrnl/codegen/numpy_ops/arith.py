@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -16,7 +17,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     VectorType,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from polykrnl.codegen.numpy_ops.core import (
     INT_KINDS,
@@ -435,18 +436,59 @@ NUMPY.add(float_binary(lambda a, b, cx: binop(a, ast.Div(), b)), arith.DivfOp)
 NUMPY.add(float_binary(lambda a, b, cx: npcall("fmod", a, b)), RemFOp)
 
 
-def _helper_binary(name: str) -> Emitter:
-    return float_binary(lambda a, b, cx: cx.helper(name, a, b))
-
-
-_FLOAT_MINMAX: dict[OpClass, str] = {
-    arith.MaximumfOp: "_maximumf",
-    arith.MinimumfOp: "_minimumf",
-    arith.MaxnumfOp: "_maxnumf",
-    arith.MinnumfOp: "_minnumf",
+_FLOAT_MINMAX: dict[OpClass, tuple[str, str]] = {
+    arith.MaximumfOp: ("_maximumf", "maximum"),
+    arith.MinimumfOp: ("_minimumf", "minimum"),
+    arith.MaxnumfOp: ("_maxnumf", "fmax"),
+    arith.MinnumfOp: ("_minnumf", "fmin"),
 }
-for _cls, _helper in _FLOAT_MINMAX.items():
-    NUMPY.add(_helper_binary(_helper), _cls)
+
+
+def _constant_float(value: SSAValue) -> float | None:
+    """The value of a float `arith.constant` (a scalar, or a vector of one value)."""
+    op = value.owner
+    if not isinstance(op, arith.ConstantOp):
+        return None
+    attr = op.properties.get("value")
+    if isinstance(attr, FloatAttr):
+        return float(cast(FloatAttr[Any], attr).value.data)
+    if isinstance(attr, DenseIntOrFPElementsAttr) and isinstance(op.results[0].type, VectorType):
+        _, (t,) = operand_types(op)
+        if t.kind != "f":
+            return None
+        data = dense_array(attr, t.dtype, tuple(op.results[0].type.get_shape())).reshape(-1)
+        first = data[:1].tobytes()
+        if len(data) and all(data[i : i + 1].tobytes() == first for i in range(len(data))):
+            return float(data[0])
+    return None
+
+
+def _min_max_float(name: str, ufunc: str) -> Emitter:
+    """A float min/max: the prelude's helper, which orders signed zeros (a tie test over
+    the whole array), or NumPy's ufunc alone where one operand is a constant that no
+    other value ties with in a different zero (relu's `max(x, 0.0)` is then one `np.fmax`
+    and one `+ 0.0`, which turns the -0.0 NumPy may pick into the +0.0 MLIR orders higher)."""
+
+    def emitter(op: Operation, args: list[Expr], cx: Ctx) -> list[Expr]:
+        same_kind(op, "f", 2)
+        a, b = args
+        c, x = _constant_float(op.operands[1]), a
+        if c is None:
+            c, x = _constant_float(op.operands[0]), b
+        if c is None or math.isnan(c) or compiled_form():
+            return [cx.helper(name, a, b)]
+        literal = b if x is a else a
+        if c != 0.0:
+            return [npcall(ufunc, x, literal)]
+        if math.copysign(1.0, c) > 0 and ufunc in ("maximum", "fmax"):
+            return [cx.helper(f"{name}0", x)]
+        return [cx.helper(name, a, b)]
+
+    return emitter
+
+
+for _cls, (_helper, _ufunc) in _FLOAT_MINMAX.items():
+    NUMPY.add(_min_max_float(_helper, _ufunc), _cls)
 
 
 @NUMPY.register(arith.NegfOp)

@@ -198,6 +198,20 @@ def _minimumf(a, b, out=None):
             np.copyto(out, signed, where=tie)
     return r[()]
 ''',
+    "_maximumf0": '''
+def _maximumf0(a, out=None):
+    """arith.maximumf of a and +0.0: NumPy's maximum, then + 0.0 turns the -0.0 it may
+    keep for a tie into +0.0 (nothing else changes: max(a, +0.0) is never -0.0)."""
+    r = np.maximum(a, 0.0, out=out)
+    return r + 0.0 if out is None else np.add(r, 0.0, out=r)
+''',
+    "_maxnumf0": '''
+def _maxnumf0(a, out=None):
+    """arith.maxnumf of a and +0.0: NumPy's fmax, then + 0.0 turns the -0.0 it may keep
+    for a tie into +0.0 (nothing else changes: maxnum(a, +0.0) is never -0.0)."""
+    r = np.fmax(a, 0.0, out=out)
+    return r + 0.0 if out is None else np.add(r, 0.0, out=r)
+''',
     "_maxnumf": '''
 def _maxnumf(a, b, out=None):
     """arith.maxnumf: the larger of a and b; the other one if one is NaN; +0.0 > -0.0."""

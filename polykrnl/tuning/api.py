@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
-from polykrnl.tuning.evaluate import evaluator
+from polykrnl.tuning.evaluate import Evaluator, evaluator
 from polykrnl.tuning.measure import Cost, Job
 from polykrnl.tuning.result import TuneResult
 from polykrnl.tuning.search import Progress, Tried, optuna_module, search
@@ -47,7 +49,10 @@ def tune(
     pruned before anything is compiled. Each other candidate is compiled with Numba
     (`parallel=threads`), checked against the reference interpreter at small sizes, then
     timed at `params` (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``;
-    others take `size`) with a warm-up and `repeats` calls, median kept. `sample` (arrays
+    others take `size`) with a warm-up and `repeats` calls, median kept. The search
+    stops at 85% of the budget; the fastest three, the natural order and the recipe are
+    then timed again in interleaved rounds, and the winner is the fastest of those
+    times. `sample` (arrays
     by argument name, as the function will be called) sets the dynamic dimensions of
     those arguments to the sample's shapes, where `params` does not.
 
@@ -109,15 +114,65 @@ def tune(
     pool = evaluator(dask, workers)
     bar = _ProgressBar(fn.name, budget) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
+    started = time.perf_counter()
+    searching = budget if cost is not None else budget * (1 - FINAL_SHARE)
     try:
-        tried = search(space, job, pool, budget=budget, seed=seed, max_trials=max_trials,
+        tried = search(space, job, pool, budget=searching, seed=seed, max_trials=max_trials,
                        seeds=seeds, progress=report)  # fmt: skip
+        rounds = 0
+        if cost is None:
+            left = budget - (time.perf_counter() - started)
+            tried, rounds = _final_rounds(job, pool, tried, left)
     finally:
         pool.close()
         if bar is not None:
             bar.close()
     result = _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
-    return replace(result, sizes=job.params)
+    return replace(result, sizes=job.params, final_rounds=rounds)
+
+
+#: the share of the budget kept for timing the finalists again, side by side
+FINAL_SHARE = 0.15
+#: the fastest candidates timed again at the end (with the natural order and the recipe)
+FINALISTS = 3
+#: rounds of the final timing, at most (fewer when the budget left allows fewer)
+FINAL_ROUNDS = 5
+
+
+def _final_rounds(
+    job: Job, pool: Evaluator, tried: list[Tried], left: float
+) -> tuple[list[Tried], int]:
+    """`tried` with the finalists' times replaced by those of interleaved rounds (the
+    fastest few, the natural order, the recipe), and the number of rounds (0: none,
+    when fewer than two fit in the budget left). Each candidate was timed alone while
+    the search ran, under whatever load the machine had then; the winner is chosen
+    among times taken side by side."""
+    timed = [
+        t
+        for t in tried
+        if t.outcome.status == "timed" and t.outcome.seconds is not None and not t.outcome.abandoned
+    ]
+    fastest = sorted(timed, key=lambda t: (t.outcome.seconds, t.number))[:FINALISTS]
+    baselines = [t for t in timed if t.outcome.candidate.label in ("natural", "recipe")]
+    finalists = list({t.number: t for t in [*fastest, *baselines]}.values())
+    per_round = sum(t.outcome.seconds or 0.0 for t in finalists)
+    rounds = min(FINAL_ROUNDS, int(left / per_round)) if per_round > 0 else 0
+    if len(finalists) < 2 or rounds < 2:
+        return tried, 0
+    times = pool.retime(job, [t.outcome.candidate for t in finalists], rounds)
+    again = {
+        t.number: replace(
+            t,
+            outcome=replace(
+                t.outcome,
+                seconds=statistics.median(ts),
+                times=ts,
+                message=f"timed again in {rounds} rounds beside the other finalists",
+            ),
+        )
+        for t, ts in zip(finalists, times, strict=True)
+    }
+    return [again.get(t.number, t) for t in tried], rounds
 
 
 def _sample_sizes(fn: Function, sample: Mapping[str, Any]) -> dict[str, float]:

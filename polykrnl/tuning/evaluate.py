@@ -23,7 +23,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from polykrnl.tuning.measure import Job, Outcome, evaluate, set_timing_lock
+from polykrnl.tuning.measure import Job, Outcome, evaluate, retime, set_timing_lock
 from polykrnl.tuning.space import Candidate
 
 
@@ -35,6 +35,12 @@ class Evaluator(Protocol):
 
     def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
         """The outcome of each candidate, in the order given."""
+        ...
+
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        """The times of `candidates` in `rounds` interleaved rounds, on one worker."""
         ...
 
     def close(self) -> None: ...
@@ -54,6 +60,11 @@ class InProcess:
 
     def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
         return [evaluate(job, c, cutoff) for c in candidates]
+
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        return retime(job, candidates, rounds)
 
     def close(self) -> None:
         pass
@@ -77,6 +88,11 @@ class LocalPool:
         futures = [self._pool.submit(evaluate, job, c, cutoff) for c in candidates]
         return [f.result() for f in futures]
 
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        return self._pool.submit(retime, job, list(candidates), rounds).result()
+
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
@@ -98,6 +114,12 @@ class DaskPool:
         # pure=False: the same candidate asked twice is measured twice, not cached by Dask
         futures = [self._client.submit(evaluate, job, c, cutoff, pure=False) for c in candidates]
         return list(self._client.gather(futures))
+
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        future = self._client.submit(retime, job, list(candidates), rounds, pure=False)
+        return list(future.result())
 
     def close(self) -> None:
         if self._own:

@@ -21,7 +21,7 @@ import hashlib
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -187,24 +187,69 @@ def _results(result: Any) -> tuple[Any, ...]:
     return () if result is None else result if isinstance(result, tuple) else (result,)
 
 
-def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float], bool]:
-    """The times of `repeats` calls after `warmup`, each on fresh copies of the inputs."""
+#: a first call at least this long counts as a timing, not a warm-up: what a warm-up
+#: settles (caches, branch predictors, the first touch of the output) is then a small
+#: part of it, and skipping it saves a whole call of the kernels that matter most
+WARM_SECONDS = 0.2
+
+
+def _large(job: Job, st: _State) -> dict[str, Any]:
     from polykrnl.inputs import make_inputs
 
     if st.large is None:
         st.large = make_inputs(st.fn, dict(job.params), seed=job.seed, size=job.size)
-    kernel.compile(**st.large)
+    return st.large
+
+
+def _call(kernel: Any, inputs: Mapping[str, Any]) -> float:
+    """One call's seconds, on fresh copies of `inputs` (the copies are not timed)."""
+    args = _fresh(inputs)
+    start = time.perf_counter()
+    kernel(**args)
+    return time.perf_counter() - start
+
+
+def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float], bool]:
+    """The times of `repeats` calls after `warmup` (none after a long first call), each
+    on fresh copies of the inputs."""
+    large = _large(job, st)
+    kernel.compile(**large)
     times: list[float] = []
+    warmup = job.warmup
     for k in range(job.warmup + job.repeats):
-        args = _fresh(st.large)
-        start = time.perf_counter()
-        kernel(**args)
-        t = time.perf_counter() - start
-        if k >= job.warmup or job.warmup == 0:
+        t = _call(kernel, large)
+        if k == 0 and t >= WARM_SECONDS:
+            warmup = 0
+        if k >= warmup:
             times.append(t)
         if t > cutoff:
             return [t], True  # already slower than the best: its rank is settled
+        if len(times) == job.repeats:
+            break
     return times, False
+
+
+def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple[float, ...]]:
+    """The times of `candidates` (each legal, checked, timed once already) in `rounds`
+    interleaved rounds: every candidate once per round, so that a change of the machine's
+    load during the search weighs on all of them alike. Run by one worker."""
+    st = _state(job)
+    large = _large(job, st)
+    kernels = []
+    for c in candidates:
+        sched, _, why = legality_outcome(c, st.natural, st.recipe)
+        assert sched is not None, why
+        kernel = sched.to_numba(parallel=job.threads, cache=True)
+        kernel.compile(**large)
+        kernels.append(kernel)
+    times: list[list[float]] = [[] for _ in candidates]
+    with _TIMING_LOCK:
+        for kernel in kernels:
+            _call(kernel, large)  # a warm-up each, as the search's timings had
+        for _ in range(rounds):
+            for i, kernel in enumerate(kernels):
+                times[i].append(_call(kernel, large))
+    return [tuple(t) for t in times]
 
 
 def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:

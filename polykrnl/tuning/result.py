@@ -65,6 +65,9 @@ class TuneResult:
     where: str = ""  # the evaluator: "2 local processes", a Dask address
     space_size: int = 0
     sizes: tuple[tuple[str, float], ...] = ()  # the sizes given (`A.0`, `N`), others `size`
+    # rounds in which the finalists (fastest few, natural order, recipe) were timed again
+    # side by side at the end; 0: not timed again (a cost, or no room in the budget)
+    final_rounds: int = 0
 
     @property
     def report(self) -> LegalityReport:
@@ -134,7 +137,12 @@ class TuneResult:
             f"{self.where}: "
             f"{self.count('timed')} timed, {self.pruned} pruned by legality, "
             f"{self.count('refused')} refused, {self.count('wrong') + self.count('failed')} "
-            "failed the check",
+            "failed the check"
+            + (
+                f"; the finalists timed again in {self.final_rounds} rounds side by side"
+                if self.final_rounds
+                else ""
+            ),
             "  winner: " + str(self.candidate),
         ]
         lines += ["  top:"] + [f"    {self._unit(t):>12}  {c}" for c, t in self.top()]

@@ -40,6 +40,7 @@ def test_the_winner_equals_the_interpreter() -> None:
     sizes = {"N": 64, "A.0": 64, "A.1": 64}
     result = pk.tune(fn, sizes, workers=0, seed=0, max_trials=4, repeats=1)
     assert result.measured and result.verdict == "legal"
+    assert result.final_rounds == 5 and "timed again in 5 rounds" in str(result)
     rng = np.random.default_rng(0)
     A = rng.uniform(-1, 1, (50, 50))
     expected = A.copy()

@@ -1,0 +1,111 @@
+"""The end of a search: the finalists timed again side by side, and the warm-up a long
+first call makes unnecessary."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from polykrnl.tuning import Candidate, Job, Move, Outcome, api, measure
+from polykrnl.tuning.search import Tried
+from tests.tune.programs import MATMUL
+
+SMALL = MATMUL.replace("48", "16")
+TILED = Candidate((Move("block", ("i",), 8), Move("reorder", ("i_t", "j", "i", "k"))))
+
+
+class _Times:
+    """An evaluator whose final rounds give fixed times (by candidate), counted."""
+
+    workers = 1
+    where = "a test"
+
+    def __init__(self, times: dict[Candidate, float]) -> None:
+        self.times = times
+        self.asked: list[tuple[list[Candidate], int]] = []
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        raise AssertionError("the final rounds measure nothing new")
+
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        self.asked.append((list(candidates), rounds))
+        return [(self.times[c],) * rounds for c in candidates]
+
+    def close(self) -> None:
+        pass
+
+
+def _tried(*rows: tuple[Candidate, float, bool]) -> list[Tried]:
+    return [
+        Tried(i, Outcome(c, "timed", s, (s,), abandoned=slow), float(i))
+        for i, (c, s, slow) in enumerate(rows)
+    ]
+
+
+def _cands(n: int) -> list[Candidate]:
+    return [Candidate((Move("block", ("i",), 8 * (k + 1)),)) for k in range(n)]
+
+
+def test_the_winner_is_chosen_on_the_final_rounds() -> None:
+    natural = Candidate(label="natural")
+    a, b, c, d = _cands(4)
+    tried = _tried((natural, 4.0, False), (a, 1.0, False), (b, 1.1, False), (c, 1.2, False),
+                   (d, 1.3, False))  # fmt: skip
+    # Side by side, b is the fastest: a's 1.0 was a quiet moment of the machine.
+    pool = _Times({natural: 4.0, a: 1.5, b: 1.05, c: 1.3})
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=100.0)
+    assert rounds == api.FINAL_ROUNDS
+    ((asked, _),) = pool.asked
+    assert set(asked) == {natural, a, b, c}  # the fastest three and the natural order, not d
+    best = min((t for t in again if t.outcome.seconds), key=lambda t: t.outcome.seconds or 0)
+    assert best.outcome.candidate == b and best.outcome.times == (1.05,) * rounds
+    assert [t.outcome for t in again][4] == tried[4].outcome  # d keeps its time
+
+
+def test_no_final_rounds_when_two_do_not_fit_or_a_candidate_was_abandoned() -> None:
+    a, b = _cands(2)
+    natural = Candidate(label="natural")
+    tried = _tried((natural, 30.0, True), (a, 1.0, False), (b, 1.1, False))
+    pool = _Times({a: 1.0, b: 1.1})
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=4.0)
+    assert (again, rounds) == (tried, 0) and not pool.asked  # 2.1 s a round: one fits
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=5.0)
+    assert rounds == 2 and [set(c) for c, _ in pool.asked] == [{a, b}]  # not the abandoned
+
+
+class _Kernel:
+    """A kernel whose calls take `seconds` each, counted."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.calls = seconds, 0
+
+    def compile(self, **_: Any) -> float:
+        return 0.0
+
+    def __call__(self, **_: Any) -> None:
+        self.calls += 1
+        time.sleep(self.seconds)
+
+
+@pytest.mark.parametrize(("seconds", "calls"), [(0.0, 3), (0.01, 2)])
+def test_a_long_first_call_is_a_timing_not_a_warm_up(
+    monkeypatch: pytest.MonkeyPatch, seconds: float, calls: int
+) -> None:
+    monkeypatch.setattr(measure, "WARM_SECONDS", 0.005)
+    job = Job(SMALL, "mm", (), warmup=1, repeats=2)
+    st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
+    kernel = _Kernel(seconds)
+    times, abandoned = measure._timed(job, st, kernel, float("inf"))
+    assert kernel.calls == calls and len(times) == 2 and not abandoned
+
+
+def test_retime_times_each_candidate_once_per_round() -> None:
+    pytest.importorskip("numba")
+    times = measure.retime(Job(SMALL, "mm", ()), [Candidate(), TILED], 3)
+    assert [len(t) for t in times] == [3, 3]
+    assert all(x > 0 for t in times for x in t)

@@ -1,20 +1,25 @@
-"""pk.tune on PolyBench: the tuned schedule against the natural order and the hand recipe.
+"""pk.tune on PolyBench: the tuned schedule against the natural order, the hand recipe and C.
 
 For each kernel, `pk.tune` searches the loops of `@<kernel>_tiled` as written (its nests
 distributed by hand, which the primitives cannot do yet) with its recipe as a seed, for
---budget seconds, Numba one thread, on a local pool. Then one process times, in rounds
-interleaved across the three and on fresh copies of the same inputs, the Numba kernels
+--budget seconds, Numba one thread, on a local pool; with --threads N > 1, a second
+search with threads (`pk.tune(..., threads=True)`). Then one process times, in rounds
+interleaved across them and on fresh copies of the same inputs, the Numba kernels
 (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
-recipe and of the winner; medians of the rounds. Prints a Markdown table (ratios measured
-in this one run) and appends nothing anywhere: copy it into benchmarks/RESULTS.md.
+recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
+thread), and with --threads the parallel winner on N threads and C OpenMP on N threads;
+medians of the rounds. Prints Markdown tables (ratios measured in this one run) and
+appends nothing anywhere: copy them into benchmarks/RESULTS.md.
 
     python benchmarks/bench_tune.py --quick   # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
-    python benchmarks/bench_tune.py --kernels gemm,syrk --dataset LARGE --budget 120
+    python benchmarks/bench_tune.py --kernels all --dataset LARGE --budget 120 --json out.json
+    python benchmarks/bench_tune.py --kernels gemm,syrk --dataset LARGE --threads 2
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -30,11 +35,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import import_path  # noqa: E402
+from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
 
 sizes = import_path("polybench_sizes", HERE / "polybench" / "sizes.py")
+c_kernels = import_path("polybench_c_kernels", HERE / "polybench" / "c_kernels.py")
 
 QUICK = ("gemm", "two_mm", "jacobi_2d")
 
@@ -61,25 +67,62 @@ def timed(kernel: Any, args: dict[str, Any], rounds: int) -> list[float]:
     return out
 
 
-def bench(kernel: str, dataset: str, budget: float, rounds: int, seed: int) -> dict[str, Any]:
+def bench(
+    kernel: str, dataset: str, budget: float, rounds: int, seed: int, threads: int
+) -> dict[str, Any]:
+    """Tune `kernel` (one thread; with `threads` > 1, again with threads) and time the
+    kernels beside C in interleaved rounds."""
+    import numba
+
     mod = pk.load(str(HERE / "polybench" / f"{kernel}.mlir"))
     args = sizes.arguments(kernel, dataset, seed=1)
     tiled = mod[f"{kernel}_tiled"]
     start = time.perf_counter()
     result = pk.tune(tiled, run_params(args, tiled), budget=budget, seed=seed, repeats=3)
     searched = time.perf_counter() - start
-    kernels = {
+    kernels: dict[str, Any] = {
         "natural": pk.schedule(mod[kernel]).to_numba(parallel=False),
         "recipe": pk.schedule(tiled).to_numba(parallel=False),
         "tuned": result.schedule.to_numba(parallel=False),
     }
     for k in kernels.values():
         k.compile(**args)
-        timed(k, args, 1)  # warm-up
-    times: dict[str, list[float]] = {name: [] for name in kernels}
+
+    def one_thread(k: Any) -> Any:
+        def call(a: dict[str, Any]) -> None:
+            numba.set_num_threads(1)
+            k(**a)
+
+        return call
+
+    calls: dict[str, Any] = {name: one_thread(k) for name, k in kernels.items()}
+    calls["C -O3"] = lambda a: c_kernels.c_kernel(kernel)(**a)
+    parallel: dict[str, Any] = {}
+    if threads > 1:
+        start = time.perf_counter()
+        par = pk.tune(
+            tiled, run_params(args, tiled), budget=budget, seed=seed, repeats=3, threads=True
+        )
+        parallel = {"searched": time.perf_counter() - start, "winner": str(par.candidate)}
+        parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned
+        tuned_par = par.schedule.to_numba(parallel=True)
+        tuned_par.compile(**args)
+
+        def call_par(a: dict[str, Any]) -> None:
+            numba.set_num_threads(threads)
+            tuned_par(**a)
+
+        calls["tuned parallel"] = call_par
+        calls["C OpenMP"] = lambda a: c_kernels.c_kernel(kernel, True, threads=threads)(**a)
+    for call in calls.values():
+        call(fresh(args))  # warm-up (and the C library's build)
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(rounds):
-        for name, k in kernels.items():
-            times[name] += timed(k, args, 1)
+        for name, call in calls.items():
+            a = fresh(args)
+            t0 = time.perf_counter()
+            call(a)
+            times[name].append(time.perf_counter() - t0)
     med = {name: statistics.median(t) for name, t in times.items()}
     return {
         "kernel": kernel,
@@ -88,44 +131,91 @@ def bench(kernel: str, dataset: str, budget: float, rounds: int, seed: int) -> d
         "tried": len(result.tried),
         "pruned": result.pruned,
         "searched": searched,
+        "final_rounds": result.final_rounds,
         "winner": str(result.candidate),
         "verdict": result.verdict,
+        "parallel": parallel,
+        "load_average": list(os.getloadavg()),
     }
+
+
+def fresh(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+
+
+def geo(xs: list[float]) -> float:
+    return math.exp(statistics.mean(math.log(x) for x in xs)) if xs else float("nan")
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The Markdown tables of the rows (ratios measured in one run, per kernel)."""
+    out = [
+        "| kernel | dataset | C -O3 ms | natural ms | recipe ms | tuned ms "
+        "| tuned / best of the two | tuned / C | tried | pruned | search s | winner |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    best, vs_c = [], []
+    for r in rows:
+        m = r["median"]
+        ratio = m["tuned"] / min(m["natural"], m["recipe"])
+        best.append(ratio)
+        vs_c.append(m["tuned"] / m["C -O3"])
+        out.append(
+            f"| {r['kernel']} | {r['dataset']} | {m['C -O3'] * 1e3:.4g} | "
+            f"{m['natural'] * 1e3:.4g} | {m['recipe'] * 1e3:.4g} | {m['tuned'] * 1e3:.4g} | "
+            f"{ratio:.2f} | {vs_c[-1]:.2f} | {r['tried']} | {r['pruned']} | "
+            f"{r['searched']:.0f} | `{r['winner']}` |"
+        )
+    out += [
+        "",
+        f"geometric means: tuned / best of natural and recipe **{geo(best):.2f}** "
+        f"(worst {max(best):.2f}); tuned / C -O3 **{geo(vs_c):.2f}**",
+    ]
+    par = [r for r in rows if r["parallel"]]
+    if par:
+        out += [
+            "",
+            "| kernel | tuned parallel ms | tuned 1 thread ms | speedup | C OpenMP speedup "
+            "| tried | pruned | winner |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in par:
+            m, p = r["median"], r["parallel"]
+            out.append(
+                f"| {r['kernel']} | {m['tuned parallel'] * 1e3:.4g} | {m['tuned'] * 1e3:.4g} "
+                f"| {m['tuned'] / m['tuned parallel']:.2f} | {m['C -O3'] / m['C OpenMP']:.2f} "
+                f"| {p['tried']} | {p['pruned']} | `{p['winner']}` |"
+            )
+    return "\n".join(out)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--kernels", default=",".join(QUICK))
+    p.add_argument("--kernels", default=",".join(QUICK), help="comma-separated, or 'all'")
     p.add_argument("--dataset", default="MEDIUM")
     p.add_argument("--budget", type=float, default=60.0)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="> 1: also tune with threads")
     p.add_argument("--quick", action="store_true", help="the default kernels, 30 s each")
+    p.add_argument("--json", help="also write the rows (and the machine) here")
+    p.add_argument("--table-from", help="print the tables of a --json file, run nothing")
     a = p.parse_args()
+    if a.table_from:
+        print(table(json.loads(Path(a.table_from).read_text())["rows"]))
+        return
     budget = 30.0 if a.quick else a.budget
+    names = sizes.KERNELS if a.kernels == "all" else a.kernels.split(",")
     rows = []
-    for kernel in a.kernels.split(","):
-        r = bench(kernel, a.dataset, budget, a.rounds, a.seed)
+    info = machine()
+    for kernel in names:
+        r = bench(kernel, a.dataset, budget, a.rounds, a.seed, a.threads)
         print(f"{kernel}: {r}", file=sys.stderr, flush=True)
         rows.append(r)
+        if a.json:  # after every kernel: a long run cut short keeps what it measured
+            Path(a.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
     print(f"\n`python benchmarks/bench_tune.py {' '.join(sys.argv[1:])}`, budget {budget:g} s\n")
-    print(
-        "| kernel | dataset | natural ms | recipe ms | tuned ms | tuned / best of the two "
-        "| tried | pruned | search s | winner |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    ratios = []
-    for r in rows:
-        m = r["median"]
-        ratio = m["tuned"] / min(m["natural"], m["recipe"])
-        ratios.append(ratio)
-        print(
-            f"| {r['kernel']} | {r['dataset']} | {m['natural'] * 1e3:.2f} | "
-            f"{m['recipe'] * 1e3:.2f} | {m['tuned'] * 1e3:.2f} | {ratio:.2f} | {r['tried']} | "
-            f"{r['pruned']} | {r['searched']:.0f} | `{r['winner']}` |"
-        )
-    geo = math.exp(statistics.mean(math.log(x) for x in ratios))
-    print(f"\ngeometric mean of tuned / best of natural and recipe: {geo:.2f}")
+    print(table(rows))
 
 
 if __name__ == "__main__":

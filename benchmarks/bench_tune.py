@@ -14,6 +14,7 @@ appends nothing anywhere: copy them into benchmarks/RESULTS.md.
     python benchmarks/bench_tune.py --quick   # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
     python benchmarks/bench_tune.py --kernels all --dataset LARGE --budget 120 --json out.json
     python benchmarks/bench_tune.py --kernels gemm,syrk --dataset LARGE --threads 2
+    python benchmarks/bench_tune.py --onnx softmax,layernorm,conv,matmul --budget 120
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +41,12 @@ sys.path.insert(0, str(HERE))
 from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
+from polykrnl.tuning.space import starting_schedules  # noqa: E402
 
 sizes = import_path("polybench_sizes", HERE / "polybench" / "sizes.py")
 c_kernels = import_path("polybench_c_kernels", HERE / "polybench" / "c_kernels.py")
+onnx_shapes = import_path("onnx_shapes", HERE / "onnx_shapes.py")
+onnx_shapes_c = import_path("onnx_shapes_c", HERE / "onnx_shapes_c.py")
 
 QUICK = ("gemm", "two_mm", "jacobi_2d")
 
@@ -57,51 +63,106 @@ def run_params(args: dict[str, Any], fn: pk.Function) -> dict[str, float]:
     return out
 
 
-def timed(kernel: Any, args: dict[str, Any], rounds: int) -> list[float]:
-    out = []
-    for _ in range(rounds):
-        fresh = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
-        start = time.perf_counter()
-        kernel(**fresh)
-        out.append(time.perf_counter() - start)
-    return out
+def one_thread(k: Any) -> Callable[[dict[str, Any]], None]:
+    def call(a: dict[str, Any]) -> None:
+        numba_module().set_num_threads(1)
+        k(**a)
+
+    return call
+
+
+def numba_module() -> Any:
+    import numba
+
+    return numba
 
 
 def bench(
     kernel: str, dataset: str, budget: float, rounds: int, seed: int, threads: int
 ) -> dict[str, Any]:
-    """Tune `kernel` (one thread; with `threads` > 1, again with threads) and time the
-    kernels beside C in interleaved rounds."""
-    import numba
-
+    """Tune PolyBench's `kernel` (one thread; with `threads` > 1, again with threads)
+    and time the kernels beside C in interleaved rounds."""
     mod = pk.load(str(HERE / "polybench" / f"{kernel}.mlir"))
     args = sizes.arguments(kernel, dataset, seed=1)
     tiled = mod[f"{kernel}_tiled"]
+    c_one = c_kernels.c_kernel(kernel)
+    c_par = c_kernels.c_kernel(kernel, True, threads=threads) if threads > 1 else None
+    return tuned_row(
+        tiled,
+        run_params(args, tiled),
+        args,
+        natural=pk.schedule(mod[kernel]),
+        recipe=pk.schedule(tiled),
+        c=lambda a: c_one(**a),
+        c_parallel=(lambda a: c_par(**a)) if c_par is not None else None,
+        settings=Settings(budget, rounds, seed, threads),
+        label={"kernel": kernel, "dataset": dataset},
+    )
+
+
+def bench_onnx(name: str, budget: float, rounds: int, seed: int) -> dict[str, Any]:
+    """Tune an onnx-mlir-shaped program of onnx_shapes.py at its timed size: the loops
+    as written ("natural"), onnx-mlir's own recipe ("recipe"), and C -O3."""
+    program = onnx_shapes.BY_NAME[name]
+    fn = pk.parse(program.text(*program.big)).functions[0]
+    args = onnx_shapes.inputs_of(fn, np.random.default_rng(seed))
+    names = [a.name for a in fn.arguments]
+    expected = program.hand(*(args[n] for n in names))
+    c_fn = onnx_shapes_c.c_function(name, program.big, expected.shape)
+    # As pk.tune starts: a program whose statements only mean something in its blocked
+    # nest (the SIMD form, krnl.matmul in tile loops) starts from its recipe.
+    natural, recipe = starting_schedules(fn)
+    return tuned_row(
+        fn,
+        {},
+        args,
+        natural=natural,
+        recipe=recipe or natural,
+        c=lambda a: c_fn(*(a[n] for n in names)),
+        c_parallel=None,
+        settings=Settings(budget, rounds, seed, 1),
+        label={"kernel": name, "dataset": "x".join(map(str, program.big))},
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    budget: float
+    rounds: int
+    seed: int
+    threads: int
+
+
+def tuned_row(
+    fn: pk.Function,
+    params: dict[str, float],
+    args: dict[str, Any],
+    *,
+    natural: pk.Schedule,
+    recipe: pk.Schedule,
+    c: Callable[[dict[str, Any]], Any],
+    c_parallel: Callable[[dict[str, Any]], Any] | None,
+    settings: Settings,
+    label: dict[str, str],
+) -> dict[str, Any]:
+    """Tune `fn` at `params`, then time natural, recipe, tuned and C in rounds."""
     start = time.perf_counter()
-    result = pk.tune(tiled, run_params(args, tiled), budget=budget, seed=seed, repeats=3)
+    result = pk.tune(fn, params, budget=settings.budget, seed=settings.seed, repeats=3)
     searched = time.perf_counter() - start
-    kernels: dict[str, Any] = {
-        "natural": pk.schedule(mod[kernel]).to_numba(parallel=False),
-        "recipe": pk.schedule(tiled).to_numba(parallel=False),
+    kernels = {
+        "natural": natural.to_numba(parallel=False),
+        "recipe": recipe.to_numba(parallel=False),
         "tuned": result.schedule.to_numba(parallel=False),
     }
     for k in kernels.values():
         k.compile(**args)
-
-    def one_thread(k: Any) -> Any:
-        def call(a: dict[str, Any]) -> None:
-            numba.set_num_threads(1)
-            k(**a)
-
-        return call
-
-    calls: dict[str, Any] = {name: one_thread(k) for name, k in kernels.items()}
-    calls["C -O3"] = lambda a: c_kernels.c_kernel(kernel)(**a)
+    calls = {name: one_thread(k) for name, k in kernels.items()}
+    calls["C -O3"] = c
     parallel: dict[str, Any] = {}
-    if threads > 1:
+    if settings.threads > 1 and c_parallel is not None:
         start = time.perf_counter()
         par = pk.tune(
-            tiled, run_params(args, tiled), budget=budget, seed=seed, repeats=3, threads=True
+            fn, params, budget=settings.budget, seed=settings.seed, repeats=3, threads=True
         )
         parallel = {"searched": time.perf_counter() - start, "winner": str(par.candidate)}
         parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned
@@ -109,25 +170,23 @@ def bench(
         tuned_par.compile(**args)
 
         def call_par(a: dict[str, Any]) -> None:
-            numba.set_num_threads(threads)
+            numba_module().set_num_threads(settings.threads)
             tuned_par(**a)
 
         calls["tuned parallel"] = call_par
-        calls["C OpenMP"] = lambda a: c_kernels.c_kernel(kernel, True, threads=threads)(**a)
+        calls["C OpenMP"] = c_parallel
     for call in calls.values():
         call(fresh(args))  # warm-up (and the C library's build)
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
+    for _ in range(settings.rounds):
         for name, call in calls.items():
             a = fresh(args)
             t0 = time.perf_counter()
             call(a)
             times[name].append(time.perf_counter() - t0)
-    med = {name: statistics.median(t) for name, t in times.items()}
     return {
-        "kernel": kernel,
-        "dataset": dataset,
-        "median": med,
+        **label,
+        "median": {name: statistics.median(t) for name, t in times.items()},
         "tried": len(result.tried),
         "pruned": result.pruned,
         "searched": searched,
@@ -198,6 +257,11 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="> 1: also tune with threads")
     p.add_argument("--quick", action="store_true", help="the default kernels, 30 s each")
+    p.add_argument(
+        "--onnx",
+        help="comma-separated programs of onnx_shapes.py (softmax,layernorm,conv,matmul) "
+        "instead of PolyBench kernels",
+    )
     p.add_argument("--json", help="also write the rows (and the machine) here")
     p.add_argument("--table-from", help="print the tables of a --json file, run nothing")
     a = p.parse_args()
@@ -206,10 +270,16 @@ def main() -> None:
         return
     budget = 30.0 if a.quick else a.budget
     names = sizes.KERNELS if a.kernels == "all" else a.kernels.split(",")
+    if a.onnx:
+        names = a.onnx.split(",")
     rows = []
     info = machine()
     for kernel in names:
-        r = bench(kernel, a.dataset, budget, a.rounds, a.seed, a.threads)
+        r = (
+            bench_onnx(kernel, budget, a.rounds, a.seed)
+            if a.onnx
+            else bench(kernel, a.dataset, budget, a.rounds, a.seed, a.threads)
+        )
         print(f"{kernel}: {r}", file=sys.stderr, flush=True)
         rows.append(r)
         if a.json:  # after every kernel: a long run cut short keeps what it measured

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
 from polykrnl.tuning.evaluate import Evaluator, evaluator
-from polykrnl.tuning.measure import Cost, Job
+from polykrnl.tuning.measure import Cost, Job, oracle_for
 from polykrnl.tuning.result import TuneResult
 from polykrnl.tuning.search import Progress, Tried, optuna_module, search
 from polykrnl.tuning.space import Candidate, space_of, starting_schedules
@@ -108,7 +108,9 @@ def tune(
         cost=cost,
     )
     if cost is None:
-        _check_sizes(fn, job)
+        job = replace(job, oracle=oracle_for(fn, job))
+        if job.oracle == "interpreter":
+            _check_sizes(fn, job)
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
     pool = evaluator(dask, workers)
@@ -128,7 +130,7 @@ def tune(
         if bar is not None:
             bar.close()
     result = _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
-    return replace(result, sizes=job.params, final_rounds=rounds)
+    return replace(result, sizes=job.params, final_rounds=rounds, checked_against=job.oracle)
 
 
 #: the share of the budget kept for timing the finalists again, side by side

@@ -53,6 +53,10 @@ class Job:
     check_size: int = 20  # every size of the check against the interpreter, at most
     seed: int = 0  # of the random inputs
     cost: Cost | None = None  # instead of timing (deterministic tests, examples)
+    # What every kernel is compared with at the check's sizes: the reference interpreter,
+    # or, where it would run for minutes (static shapes the check cannot shrink), the
+    # loops as written compiled by Numba ("natural"; see `oracle_for`).
+    oracle: Literal["interpreter", "natural"] = "interpreter"
 
     def check_params(self) -> dict[str, float]:
         """The sizes of the check against the interpreter: each at most `check_size`."""
@@ -161,7 +165,11 @@ def _checked(job: Job, st: _State, kernel: Any) -> float | str:
         small = job.check_params()
         st.small = make_inputs(st.fn, small, seed=job.seed, size=min(job.size, job.check_size))
         ref_args = copy.deepcopy(st.small)
-        st.expected = (ref_args, _results(run_reference(st.fn, **ref_args)))
+        if job.oracle == "natural":
+            written = st.natural.to_numba(parallel=False, cache=True)
+            st.expected = (ref_args, _results(written(**ref_args)))
+        else:
+            st.expected = (ref_args, _results(run_reference(st.fn, **ref_args)))
     args = copy.deepcopy(st.small)
     seconds = kernel.compile(**args)
     results = _results(kernel(**args))
@@ -181,6 +189,22 @@ def _checked(job: Job, st: _State, kernel: Any) -> float | str:
         if not compare(ref, got, exact=False, n=n).ok:
             return f"{label} differs from the reference interpreter's at the check's sizes"
     return float(seconds)
+
+
+#: the interpreter's estimated work (`reference_work`, ops) at the check's sizes above
+#: which kernels are checked against the loops as written, compiled: about a minute of
+#: interpreter per worker process otherwise, before the first candidate is measured
+ORACLE_STEPS = 5_000_000
+
+
+def oracle_for(fn: Function, job: Job) -> Literal["interpreter", "natural"]:
+    """What the candidates of `job` are checked against (see `Job.oracle`)."""
+    from polykrnl.inputs import make_inputs
+    from polykrnl.reference_work import reference_work
+
+    small = make_inputs(fn, job.check_params(), seed=job.seed, size=min(job.size, job.check_size))
+    work = reference_work(fn, small)
+    return "natural" if work is not None and work > ORACLE_STEPS else "interpreter"
 
 
 def _results(result: Any) -> tuple[Any, ...]:

@@ -68,6 +68,9 @@ class TuneResult:
     # rounds in which the finalists (fastest few, natural order, recipe) were timed again
     # side by side at the end; 0: not timed again (a cost, or no room in the budget)
     final_rounds: int = 0
+    # what every timed kernel was compared with at the check's sizes: "interpreter", or
+    # "natural" (the loops as written, compiled) where the interpreter would take minutes
+    checked_against: str = "interpreter"
 
     @property
     def report(self) -> LegalityReport:
@@ -128,6 +131,14 @@ class TuneResult:
     def _ratio(self, r: float | None, what: str) -> str:
         return f"{r:.2f}x faster than {what}" if r is not None else f"no time for {what}"
 
+    def _oracle(self) -> str:
+        if self.checked_against == "interpreter":
+            return "the reference interpreter"
+        return (
+            "the loops as written compiled by Numba (the interpreter would take minutes "
+            "at the program's static sizes)"
+        )
+
     def __str__(self) -> str:
         lines = [
             f"@{self.function}: best {self._unit(self.seconds)} ({self.verdict}), "
@@ -145,6 +156,8 @@ class TuneResult:
             ),
             "  winner: " + str(self.candidate),
         ]
+        if self.measured:
+            lines.insert(2, "  every timed kernel was checked against " + self._oracle())
         lines += ["  top:"] + [f"    {self._unit(t):>12}  {c}" for c, t in self.top()]
         return "\n".join(lines)
 

@@ -109,3 +109,19 @@ def test_retime_times_each_candidate_once_per_round() -> None:
     times = measure.retime(Job(SMALL, "mm", ()), [Candidate(), TILED], 3)
     assert [len(t) for t in times] == [3, 3]
     assert all(x > 0 for t in times for x in t)
+
+
+def test_static_sizes_too_large_for_the_interpreter_check_against_the_loops_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("numba")
+    import polykrnl as pk
+
+    fn = pk.parse(SMALL)["mm"]
+    job = Job(SMALL, "mm", ())
+    assert measure.oracle_for(fn, job) == "interpreter"  # 16^3 multiply-adds
+    monkeypatch.setattr(measure, "ORACLE_STEPS", 1000)
+    assert measure.oracle_for(fn, job) == "natural"
+    result = pk.tune(fn, workers=0, seed=0, max_trials=3, repeats=1, budget=60)
+    assert result.checked_against == "natural" and result.count("timed") >= 2
+    assert "checked against the loops as written compiled by Numba" in str(result)

@@ -397,7 +397,13 @@ def _tune_verb(sub: Any, handlers: Mapping[str, Handler]) -> None:
         metavar="SECONDS",
         help="how long to search (default 120)",
     )
-    sp.add_argument("--target", choices=("numba",), default="numba", help="what to time on")
+    sp.add_argument(
+        "--target",
+        choices=("numba", "mlir"),
+        default="numba",
+        help="what to time on: Numba, or native code through MLIR's own tools (mlir-opt, "
+        "mlir-translate, clang)",
+    )
     sp.add_argument(
         "--threads",
         action="store_true",

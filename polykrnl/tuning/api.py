@@ -46,15 +46,15 @@ def tune(
     block sizes, orders of the tile and point loops, unrolling; with `threads`, the
     parallel loop. Optuna's TPE sampler searches it, starting from the loops as written,
     the function's recipe and a Pluto-style tiling; candidates that break a dependence are
-    pruned before anything is compiled. Each other candidate is compiled with Numba
-    (`parallel=threads`), checked against the reference interpreter at small sizes, then
-    timed at `params` (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``;
-    others take `size`) with a warm-up and `repeats` calls, median kept. The search
-    stops at 85% of the budget; the fastest three, the natural order and the recipe are
-    then timed again in interleaved rounds, and the winner is the fastest of those
-    times. `sample` (arrays
-    by argument name, as the function will be called) sets the dynamic dimensions of
-    those arguments to the sample's shapes, where `params` does not.
+    pruned before anything is compiled. Each other candidate is compiled for `target`
+    (Numba, or "mlir": native code through MLIR's own tools; `parallel=threads`),
+    checked against the reference interpreter at small sizes, then timed at `params`
+    (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``; others take `size`)
+    with a warm-up and `repeats` calls, median kept. The search stops at 85% of the
+    budget; the fastest three, the natural order and the recipe are then timed again in
+    interleaved rounds, and the winner is the fastest of those times. `sample` (arrays by
+    argument name, as the function will be called) sets the dynamic dimensions of those
+    arguments to the sample's shapes, where `params` does not.
 
     `progress`: a callable handed a `Progress` after every batch of candidates, or True
     for a progress bar (tqdm's: a widget in Jupyter, a line in a terminal).
@@ -104,6 +104,7 @@ def tune(
         params=tuple(sorted(given.items())),
         size=size,
         threads=threads,
+        target="mlir" if target == "mlir" else "numba",
         repeats=repeats,
         cost=cost,
     )
@@ -244,11 +245,23 @@ def _check_sizes(fn: Function, job: Job) -> None:
 def _check_arguments(
     target: str, budget: float, repeats: int, dask: Any, max_trials: int | None
 ) -> None:
-    if target != "numba":
+    if target not in ("numba", "mlir"):
         raise ArgumentError(
-            f"pk.tune measures on the numba target only, not {target!r}",
-            hint="target='numba' (the MLIR target will follow)",
+            f"pk.tune measures on the numba or the mlir target, not {target!r}",
+            hint="target='numba' (Numba's LLVM) or target='mlir' (MLIR's own tools, "
+            "mlir-opt, mlir-translate and clang)",
         )
+    if target == "mlir":
+        from polykrnl.targets.mlir.native import missing_tools
+
+        if missing := missing_tools():
+            from polykrnl.errors import UnsupportedError
+
+            raise UnsupportedError(
+                f"tuning on the mlir target needs {', '.join(missing)}, not found on PATH",
+                hint="install LLVM 19's tools (Debian: apt-get install mlir-19-tools "
+                "clang-19), or tune on target='numba'",
+            )
     if not budget > 0:
         raise ArgumentError(f"the budget must be a positive number of seconds, not {budget}")
     if repeats < 1:

@@ -22,7 +22,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -47,7 +47,8 @@ class Job:
     function: str
     params: tuple[tuple[str, float], ...]  # the sizes timed (as `polykrnl run` takes them)
     size: int = 16  # dynamic dimensions and index arguments no param sets
-    threads: bool = False  # Numba's parallel=True: krnl.parallel loops on threads
+    threads: bool = False  # parallel=True: krnl.parallel loops on threads
+    target: Literal["numba", "mlir"] = "numba"  # what the kernels are compiled and timed on
     warmup: int = 1
     repeats: int = 3
     check_size: int = 20  # every size of the check against the interpreter, at most
@@ -133,7 +134,7 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
     if job.cost is not None:
         return Outcome(candidate, "timed", job.cost(candidate, sched))
     try:
-        kernel = sched.to_numba(parallel=job.threads, cache=True)
+        kernel = _kernel(job, sched)
         compiled = _checked(job, st, kernel)
         if isinstance(compiled, str):
             return Outcome(candidate, "wrong", message=compiled)
@@ -154,6 +155,13 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
     )
 
 
+def _kernel(job: Job, sched: Schedule) -> Any:
+    """The kernel of `sched` on the job's target."""
+    if job.target == "mlir":
+        return sched.to_mlir(parallel=job.threads)
+    return sched.to_numba(parallel=job.threads, cache=True)
+
+
 def _checked(job: Job, st: _State, kernel: Any) -> float | str:
     """Compile, run at the check's sizes and compare with the interpreter: the compile
     time, or what differs."""
@@ -166,7 +174,7 @@ def _checked(job: Job, st: _State, kernel: Any) -> float | str:
         st.small = make_inputs(st.fn, small, seed=job.seed, size=min(job.size, job.check_size))
         ref_args = copy.deepcopy(st.small)
         if job.oracle == "natural":
-            written = st.natural.to_numba(parallel=False, cache=True)
+            written = _kernel(replace(job, threads=False), st.natural)
             st.expected = (ref_args, _results(written(**ref_args)))
         else:
             st.expected = (ref_args, _results(run_reference(st.fn, **ref_args)))
@@ -263,7 +271,7 @@ def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple
     for c in candidates:
         sched, _, why = legality_outcome(c, st.natural, st.recipe)
         assert sched is not None, why
-        kernel = sched.to_numba(parallel=job.threads, cache=True)
+        kernel = _kernel(job, sched)
         kernel.compile(**large)
         kernels.append(kernel)
     times: list[list[float]] = [[] for _ in candidates]

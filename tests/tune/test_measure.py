@@ -78,8 +78,8 @@ def test_a_dask_cluster_gives_the_same_winner_as_the_local_pool() -> None:
 
 def test_errors_are_polykrnl_errors() -> None:
     fn = pk.parse(SWEEP)["sweep"]
-    with pytest.raises(pk.ArgumentError, match="numba target only"):
-        pk.tune(fn, target="mlir")
+    with pytest.raises(pk.ArgumentError, match="numba or the mlir target, not 'numpy'"):
+        pk.tune(fn, target="numpy")
     with pytest.raises(pk.ArgumentError, match="budget"):
         pk.tune(fn, budget=0)
     with pytest.raises(pk.ArgumentError, match="no argument 'M'"):
@@ -137,3 +137,20 @@ def test_a_sample_sets_the_dynamic_sizes_and_progress_true_draws_a_bar(
         pk.tune(fn, sample={"A": np.zeros(40)}, cost=synthetic_cost, workers=0)
     with pytest.raises(pk.ArgumentError, match="sample N: @sweep has no array argument %N"):
         pk.tune(fn, sample={"N": np.zeros(3)}, cost=synthetic_cost, workers=0)
+
+
+@pytest.mark.skipif(
+    bool(__import__("polykrnl.targets.mlir.native", fromlist=["x"]).missing_tools()),
+    reason="MLIR's tools (mlir-opt-19, mlir-translate-19, clang-19) are not installed",
+)
+def test_tuning_on_the_mlir_target_times_native_kernels() -> None:
+    fn = pk.parse(SWEEP)["sweep"]
+    sizes = {"N": 64, "A.0": 64, "A.1": 64}
+    result = pk.tune(fn, sizes, target="mlir", workers=0, seed=0, max_trials=3, repeats=1)
+    assert result.measured and result.verdict == "legal" and result.count("timed") >= 2
+    kernel = result.schedule.to_mlir()
+    A = np.random.default_rng(1).uniform(-1, 1, (40, 40))
+    expected = A.copy()
+    pk.run_reference(fn, N=40, A=expected)
+    kernel(N=40, A=A)
+    np.testing.assert_array_equal(A, expected)

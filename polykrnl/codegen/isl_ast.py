@@ -81,6 +81,11 @@ class Translator:
     replace_loop: Callable[[Translator, isl.AstNode, str | None], list[ast.stmt] | None] | None = (
         None
     )
+    # Asked at every two sibling nodes (in a block, or two top-level nests in a row):
+    # Python statements that replace both (a SIMD run and its remainder), or None.
+    replace_pair: Callable[[Translator, isl.AstNode, isl.AstNode], list[ast.stmt] | None] | None = (
+        None
+    )
     # isl iterator / parameter name -> Python name
     names: dict[str, str] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
@@ -109,11 +114,8 @@ class Translator:
     def node(self, n: isl.AstNode) -> list[ast.stmt]:
         t = n.get_type()
         if t == isl.ast_node_type.block:
-            out: list[ast.stmt] = []
             children = n.block_get_children()
-            for i in range(children.n_ast_node()):
-                out += self.node(children.get_at(i))
-            return out
+            return self.nodes([children.get_at(i) for i in range(children.n_ast_node())])
         if t == isl.ast_node_type.mark:
             mark = n.mark_get_id().get_name()
             self._pending_mark = mark
@@ -133,6 +135,22 @@ class Translator:
             args = [self.expr(call.op_get_arg(i)) for i in range(1, call.op_get_n_arg())]
             return self.emit_user(stmt, args)
         raise UnsupportedError(f"isl produced an AST node polykrnl does not translate: {t}")
+
+    def nodes(self, ns: Sequence[isl.AstNode]) -> list[ast.stmt]:
+        """Nodes run one after the other (a block's children, a function's nests)."""
+        out: list[ast.stmt] = []
+        i = 0
+        while i < len(ns):
+            both = None
+            if self.replace_pair is not None and i + 1 < len(ns):
+                both = self.replace_pair(self, ns[i], ns[i + 1])
+            if both is not None:
+                out += both
+                i += 2
+            else:
+                out += self.node(ns[i])
+                i += 1
+        return out
 
     def for_node(self, n: isl.AstNode) -> list[ast.stmt]:
         mark, self._pending_mark = self._pending_mark, None

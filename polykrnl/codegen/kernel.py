@@ -38,6 +38,7 @@ from polykrnl.dialect import krnl as k
 from polykrnl.errors import SourceLocation, UnsupportedError
 from polykrnl.poly import DimParam, PolyProgram, is_pure
 from polykrnl.transforms import legality
+from polykrnl.transforms.dependences import related
 from polykrnl.transforms.fresh_memory import FillVerdict, fill_verdicts
 from polykrnl.transforms.loop_ranges import loop_range
 from polykrnl.transforms.looptree import loop_tree
@@ -439,6 +440,7 @@ def _loops(
             box_of=functools.cache(functools.partial(loop_range, sched)),
             threaded=marked,
             forced=forced_statements(report),
+            related=functools.cache(functools.partial(related, sched.reference_program)),
         )
     # The tile loops around a krnl.matmul first: as one matmul, they leave nothing for
     # the vectorizer (which would keep them as loops around a call per tile).
@@ -451,6 +453,8 @@ def _loops(
         return vectorizer(tr, n, mark)
 
     translator.replace_loop = replace
+    if vectorizer is not None:
+        translator.replace_pair = vectorizer.pair
     # One isl AST per top-level nest: one over the whole function costs time quadratic
     # in the number of nests.
     trees, steps = sched.indexed_nest_trees
@@ -458,7 +462,7 @@ def _loops(
     folder.copied = frozenset().union(*(copied_statements(r) for r in roots))
     if vectorizer is not None:
         vectorizer.copied = folder.copied
-    body = [*(comment(str(w)) for w in waves), *(st for r in roots for st in translator.node(r))]
+    body = [*(comment(str(w)) for w in waves), *translator.nodes(roots)]
     return body, translator, vectorizer, folder
 
 

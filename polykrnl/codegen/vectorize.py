@@ -26,8 +26,8 @@ import islpy as isl
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 
-from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of
-from polykrnl.codegen.isl_ast import Translator, expr_of_pw_aff
+from polykrnl.codegen.ast_loops import AstLoop, ast_ids, loop_tree_at, statements_of, unmark
+from polykrnl.codegen.isl_ast import FOR_NODE, Translator, expr_of_pw_aff
 from polykrnl.codegen.masks import inside, masked_stores, unmaskable
 from polykrnl.codegen.pyast import (
     add_constant,
@@ -39,6 +39,7 @@ from polykrnl.codegen.pyast import (
     same_tree,
 )
 from polykrnl.codegen.pyast import name as name_
+from polykrnl.codegen.simd_remainder import run_remainder
 from polykrnl.codegen.statements import (
     KernelState,
     NotVectorizable,
@@ -80,6 +81,7 @@ from polykrnl.interpreter import scalar_dtype
 from polykrnl.poly import Statement
 from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.loop_ranges import LoopRange
+from polykrnl.transforms.memory_safety import call_context
 from polykrnl.transforms.splits import SplitPoint
 
 
@@ -123,6 +125,8 @@ class Vectorizer:
     # statement -> the dependence a forced schedule (force=True) breaks through it: its
     # nests run as written; the other nests keep their array code
     forced: dict[str, str] = field(default_factory=dict)
+    # (a, b) -> whether a dependence orders instances of statements a and b (either way)
+    related: Callable[[str, str], bool] | None = None
     _iters: dict[str, str] = field(default_factory=dict)  # loop -> its isl iterator
     # isl iterator -> the loop last entered with it (while inside a loop, no other loop
     # at its depth is entered: for the loops around the current one, this is them)
@@ -368,15 +372,26 @@ class Vectorizer:
         saved_status = self.status
         out: list[ast.stmt] = []
         saved_stored = self.state.stored
-        for i, (item, status) in enumerate(zip(loop.items, per_part, strict=True)):
+        items = loop.items
+        i = 0
+        while i < len(items):
+            item, status = items[i], per_part[i]
             self.status = {**saved_status, **status}
             self.state.stored = {**saved_stored, **stored_values(self.statements, parts, i)}
             try:
+                # A SIMD run and its remainder, parts alike: one statement over both.
                 part = (
-                    self._gen(tr, chain, item)
-                    if isinstance(item, AstLoop)
-                    else self._try(tr, chain, [item])
+                    self._run_and_remainder(tr, chain, item, items[i + 1])
+                    if i + 1 < len(items) and per_part[i + 1] == status
+                    else None
                 )
+                i += 2 if part is not None else 1
+                if part is None:
+                    part = (
+                        self._gen(tr, chain, item)
+                        if isinstance(item, AstLoop)
+                        else self._try(tr, chain, [item])
+                    )
             finally:
                 self.status = saved_status
                 self.state.stored = saved_stored
@@ -389,6 +404,72 @@ class Vectorizer:
                 return None
             out += part
         return out
+
+    def pair(
+        self, tr: Translator, first: isl.AstNode, second: isl.AstNode
+    ) -> list[ast.stmt] | None:
+        """The `replace_pair` hook of the Translator: two sibling loops, a SIMD run and its
+        remainder, as one statement (or None)."""
+        trees: list[AstLoop] = []
+        for node in (first, second):
+            loop, mark = unmark(node)
+            tree = loop_tree_at(loop, mark) if loop.get_type() == FOR_NODE else None
+            if tree is None:
+                return None
+            trees.append(tree)
+        return self._run_and_remainder(tr, [], trees[0], trees[1])
+
+    def _run_and_remainder(
+        self,
+        tr: Translator,
+        prefix: list[AstLoop],
+        run: AstLoop | isl.AstExpr,
+        rem: AstLoop | isl.AstExpr,
+    ) -> list[ast.stmt] | None:
+        """The remainder loop's statement over the elements of the SIMD run before it and
+        its own, inside the vectorized `prefix` loops (codegen/simd_remainder.py), or None."""
+        if self.related is None or self._clip or not isinstance(run, AstLoop):
+            return None
+        if not isinstance(rem, AstLoop):
+            return None
+        calls = [x.items[0] for x in (run, rem) if len(x.items) == 1]
+        if len(calls) != 2 or any(isinstance(c, AstLoop) for c in calls):
+            return None
+        u1, u2 = (c for c in calls if not isinstance(c, AstLoop))
+        s1, s2 = (self.statements[u.op_get_arg(0).id_get_id().get_name()] for u in (u1, u2))
+        if {s1.name, s2.name} & (set(self.forced) | self.copied):
+            return None
+        if any(self.status.get(x.mark) != "parallel" for x in (*prefix, run, rem)):
+            return None
+        outer = _plain_args(u1, run.node)
+        if outer is None or outer != _plain_args(u2, rem.node):
+            return None
+        for x in (run, rem):
+            init, cond = range_exprs(x.node)
+            if (ast_ids(init) | ast_ids(cond)) & set(outer):
+                return None  # per outer value its own range: no box
+        found = run_remainder(s1, s2, self.related, call_context(self.state.program))
+        if isinstance(found, str):
+            return None
+        start, stop = (expr_of_pw_aff(pa, []) for pa in (found.start, found.end))
+        saved, stored = self._saved(tr), self.state.stored
+        self._clip = {rem.mark: Clip(start, stop, True)}
+        # A value an earlier part stored exists at the remainder's elements only.
+        self.state.stored = {n: v for n, v in stored.items() if n != s2.name}
+        try:
+            out = self._gen(tr, prefix, rem)
+        finally:
+            self._clip = {}
+            self.state.stored = stored
+        if out is None:
+            self._restore(tr, saved)
+            return None
+        note = (
+            f"the SIMD run of loop {run.mark} and its remainder loop {rem.mark} merged: "
+            f"{s2.name} over {rem.mark} in {ast.unparse(start)}:{ast.unparse(stop)} computes "
+            f"each lane of {s1.name} (simd_remainder.py)"
+        )
+        return [comment(note), *out]
 
     def _try(
         self, tr: Translator, loops: list[AstLoop], users: list[isl.AstExpr]
@@ -951,6 +1032,20 @@ def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) 
             axes = w.axes_of(w.value(x))
             if any(ax < n_par for ax in axes) and any(ax >= n_par for ax in axes):
                 raise NotVectorizable(WINDOW.format(a.array, REDUCE[form.kind]))
+
+
+def _plain_args(call_: isl.AstExpr, loop: isl.AstNode) -> list[str] | None:
+    """The iterators a statement call takes for its dimensions before the last, when each
+    dimension is an iterator and the last one `loop`'s; else None."""
+    ids: list[str] = []
+    for i in range(1, call_.op_get_n_arg()):
+        a = call_.op_get_arg(i)
+        if a.get_type() != isl.ast_expr_type.id:
+            return None
+        ids.append(a.id_get_id().get_name())
+    if not ids or ids[-1] != iterator_name(loop):
+        return None
+    return ids[:-1]
 
 
 def _point_uses(sp: SplitPoint, loops: set[str]) -> bool:

@@ -119,6 +119,15 @@ def kept_dependences(program: PolyProgram, nests: Sequence[frozenset[str]]) -> D
     return dependences(program)
 
 
+def related(program: PolyProgram, a: str, b: str) -> bool:
+    """Whether a dependence orders an instance of statement `a` against one of `b` (either
+    way), in the program's order. Computed on the two statements alone: a write of
+    another statement between them cannot hide a flow (more dependences, never fewer)."""
+    order = program.order_schedule
+    found = _compute(program, [(frozenset({a, b}), order)])
+    return any({d.source, d.sink} == {a, b} for d in found.deps)
+
+
 def _compute(
     program: PolyProgram, groups: Sequence[tuple[frozenset[str], isl.Schedule]]
 ) -> Dependences:

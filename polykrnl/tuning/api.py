@@ -94,24 +94,7 @@ def tune(
     optuna_module()  # before anything runs: say how to install it when it is missing
     natural, recipe = starting_schedules(fn)
     given = {**_sample_sizes(fn, sample or {}), **dict(params or {})}
-    from polykrnl.inputs import make_inputs
-
-    make_inputs(fn, given, seed=0, size=0)  # a --param that sets nothing is refused now
-    module = fn.module
-    job = Job(
-        source=module.source if module.source is not None else module.print(),
-        function=fn.name,
-        params=tuple(sorted(given.items())),
-        size=size,
-        threads=threads,
-        target="mlir" if target == "mlir" else "numba",
-        repeats=repeats,
-        cost=cost,
-    )
-    if cost is None:
-        job = replace(job, oracle=oracle_for(fn, job))
-        if job.oracle == "interpreter":
-            _check_sizes(fn, job)
+    job = _job(fn, given, size=size, threads=threads, target=target, repeats=repeats, cost=cost)
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
     pool = evaluator(dask, workers)
@@ -132,6 +115,38 @@ def tune(
             bar.close()
     result = _result(fn.name, tried, natural, recipe, cost is None, pool.where, space.size)
     return replace(result, sizes=job.params, final_rounds=rounds, checked_against=job.oracle)
+
+
+def _job(
+    fn: Function,
+    given: Mapping[str, float],
+    *,
+    size: int,
+    threads: bool,
+    target: str,
+    repeats: int,
+    cost: Cost | None,
+) -> Job:
+    """The measuring job of `fn` at the sizes `given`, after checking that they run."""
+    from polykrnl.inputs import make_inputs
+
+    make_inputs(fn, given, seed=0, size=0)  # a --param that sets nothing is refused now
+    module = fn.module
+    job = Job(
+        source=module.source if module.source is not None else module.print(),
+        function=fn.name,
+        params=tuple(sorted(given.items())),
+        size=size,
+        threads=threads,
+        target="mlir" if target == "mlir" else "numba",
+        repeats=repeats,
+        cost=cost,
+    )
+    if cost is None:
+        job = replace(job, oracle=oracle_for(fn, job))
+        if job.oracle == "interpreter":
+            _check_sizes(fn, job)
+    return job
 
 
 #: the share of the budget kept for timing the finalists again, side by side

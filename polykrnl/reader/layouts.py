@@ -25,13 +25,14 @@ from __future__ import annotations
 from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import affine, func, memref
+from xdsl.dialects import affine, func, memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     MemRefType,
     ModuleOp,
     NoneAttr,
+    VectorType,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
@@ -79,6 +80,10 @@ _INDEX_ACCESSES: tuple[type[Operation], ...] = (
     memref.LoadOp,
     memref.StoreOp,
 )
+# Ops that read or write a 1-D vector of consecutive elements of their `base` operand, at
+# their trailing operands' subscripts: normalized only where a run along the last
+# dimension stays a run (`_keeps_runs`).
+_VECTOR_ACCESSES: tuple[type[Operation], ...] = (vector.LoadOp, vector.StoreOp)
 # Ops that take the buffer whole: its elements in their (normalized) order, or its life.
 _WHOLE = (km.MemcpyOp, km.MemsetOp, memref.DeallocOp, func.ReturnOp)
 _ALLOCS = (memref.AllocOp, memref.AllocaOp)
@@ -256,6 +261,11 @@ def _check_value(v: SSAValue) -> None:
     for use in v.uses:
         op = use.operation
         if _accessed(op) is op.operands[use.index]:
+            if isinstance(op, _VECTOR_ACCESSES) and not _keeps_runs(op, v.type):
+                raise _Refused(
+                    f"`{op.name}` reads a run of elements of type {v.type}, whose layout "
+                    "does not keep the last dimension's elements consecutive"
+                )
             continue
         if isinstance(op, _WHOLE):
             continue
@@ -270,7 +280,23 @@ def _accessed(op: Operation) -> SSAValue | None:
     if isinstance(op, (*_MAP_ACCESSES, *_INDEX_ACCESSES)):
         target = getattr(op, "memref", None)
         return target if isinstance(target, SSAValue) else None
+    if isinstance(op, vector.LoadOp | vector.StoreOp):
+        return op.base
     return None
+
+
+def _keeps_runs(op: Operation, t: Attribute) -> bool:
+    """A 1-D vector along the last dimension is a run of the normalized memref too: the
+    layout's last result is the last dimension, which no other result reads."""
+    lanes = op.result.type if isinstance(op, vector.LoadOp) else op.operands[0].type
+    if not isinstance(lanes, VectorType) or len(lanes.get_shape()) != 1:
+        return False
+    assert isinstance(t, MemRefType) and isinstance(t.layout, AffineMapAttr)
+    m = t.layout.data
+    last = m.num_dims - 1
+    return m.results[-1] == AffineDimExpr(last) and all(
+        last not in _dims(e) for e in m.results[:-1]
+    )
 
 
 def _rewrite_function(

@@ -161,3 +161,41 @@ def test_cli_run_says_the_argument_was_normalized(tmp_path: Path) -> None:
     assert status == 0
     assert "note: @untile: argument %T memref<8x16xf32" in out.getvalue()
     assert "is read as memref<2x2x4x8xf32>" in out.getvalue()
+
+
+VECTOR_COPY = """
+#m = {layout}
+func.func @runs(%A: memref<4x16xf32, #m>, %out: memref<4x16xf32>) {{
+  %ii:2 = krnl.define_loops 2
+  krnl.iterate(%ii#0, %ii#1) with (%ii#0 -> %i = 0 to 4, %ii#1 -> %t = 0 to 2) {{
+    %j = affine.apply affine_map<(d0) -> (d0 * 8)>(%t)
+    %v = vector.load %A[%i, %j] : memref<4x16xf32, #m>, vector<8xf32>
+    vector.store %v, %out[%i, %j] : memref<4x16xf32>, vector<8xf32>
+  }}
+  return
+}}
+"""
+
+
+def test_a_vector_access_along_a_kept_last_dimension_is_normalized() -> None:
+    fn = pk.parse(
+        VECTOR_COPY.format(layout="affine_map<(d0, d1) -> (d0 mod 2, d0 floordiv 2, d1)>")
+    )["runs"]
+    assert str(fn.arguments[0].type) == "memref<2x2x16xf32>"
+    logical = np.arange(64, dtype=np.float32).reshape(4, 16)
+    normalized = np.zeros((2, 2, 16), np.float32)
+    for i in range(4):
+        normalized[i % 2, i // 2, :] = logical[i]
+    out = np.zeros((4, 16), np.float32)
+    pk.run_reference(fn, A=normalized, out=out)
+    np.testing.assert_array_equal(out, logical)
+    got = np.zeros((4, 16), np.float32)
+    pk.compile(fn)(A=normalized, out=got)
+    np.testing.assert_array_equal(got, logical)
+
+
+def test_a_vector_access_across_tiles_keeps_the_layout() -> None:
+    rows = "affine_map<(d0, d1) -> (d0, d1 floordiv 4, d1 mod 4)>"
+    mod = pk.parse(VECTOR_COPY.format(layout=rows))
+    assert mod.layouts_kept is not None and "consecutive" in mod.layouts_kept
+    assert str(mod["runs"].arguments[0].type).startswith("memref<4x16xf32, affine_map")

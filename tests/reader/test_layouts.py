@@ -130,6 +130,11 @@ func.func @t(%a: memref<4x3xf32, #m>) -> index {{
     assert "layout is not the identity" in info.value.message
     assert why in (info.value.hint or "")
     assert info.value.location is not None and info.value.location.line == 5
+    # The NumPy kernel names the op it cannot compute, where it stands.
+    with pytest.raises(PolykrnlError) as info:
+        pk.compile(mod["t"])
+    assert "`krnl.get_linear_offset_index`" in info.value.message
+    assert info.value.location is not None and info.value.location.line == 5
 
 
 def test_an_access_out_of_bounds_is_located_at_the_users_line() -> None:

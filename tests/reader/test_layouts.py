@@ -204,3 +204,23 @@ def test_a_vector_access_across_tiles_keeps_the_layout() -> None:
     mod = pk.parse(VECTOR_COPY.format(layout=rows))
     assert mod.layouts_kept is not None and "consecutive" in mod.layouts_kept
     assert str(mod["runs"].arguments[0].type).startswith("memref<4x16xf32, affine_map")
+
+
+def test_a_built_module_is_normalized_as_a_read_one() -> None:
+    tiled = "memref<4x3xf32, affine_map<(d0, d1) -> (d0 floordiv 2, d1, d0 mod 2)>>"
+    mb = pk.ModuleBuilder()
+    with mb.function("copy", [("a", tiled), ("out", "memref<4x3xf32>")]) as f:
+        a, out = f.args
+        ii, jj = f.define_loops(2, names=("ii", "jj"))
+        with f.iterate([ii, jj], [(ii, "i", 0, 4), (jj, "j", 0, 3)]) as (i, j):
+            f.store(f.load(a, [i, j], name="x"), out, [i, j])
+    fn = mb.module()["copy"]
+    assert str(fn.arguments[0].type) == "memref<2x3x2xf32>"
+    logical = np.arange(12, dtype=np.float32).reshape(4, 3)
+    normalized = np.zeros((2, 3, 2), np.float32)
+    for i, j in itertools.product(range(4), range(3)):
+        normalized[i // 2, j, i % 2] = logical[i, j]
+    result = np.zeros((4, 3), np.float32)
+    pk.run_reference(fn, a=normalized, out=result)
+    np.testing.assert_array_equal(result, logical)
+    assert pk.parse(str(mb.module()))["copy"].print() == fn.print()

@@ -90,10 +90,12 @@ _ALLOCS = (memref.AllocOp, memref.AllocaOp)
 
 
 def has_tiled_layout(t: Attribute) -> bool:
-    """`t` is a memref whose layout is an affine map other than the identity."""
+    """`t` is a memref whose layout is an affine map other than the identity (a rank-0
+    memref has one element wherever it lies: MLIR leaves it as it is too)."""
     return (
         isinstance(t, MemRefType)
         and isinstance(t.layout, AffineMapAttr)
+        and bool(t.get_shape())
         and not has_identity_layout(t)
     )
 

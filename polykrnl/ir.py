@@ -70,6 +70,22 @@ def print_ir(op: Operation, *, generic: bool = False) -> str:
 
 
 @dataclass(frozen=True)
+class LayoutNote:
+    """A function argument or result whose memref type the reader normalized."""
+
+    function: str
+    what: str  # "argument %x" or "result 0"
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        return (
+            f"@{self.function}: {self.what} {self.before} is read as {self.after} "
+            "(its layout map normalized, as onnx-mlir's --normalize-memrefs does)"
+        )
+
+
+@dataclass(frozen=True)
 class Argument:
     """A function argument: its SSA name (without `%`) and its type."""
 
@@ -104,7 +120,15 @@ class Module:
     }
     """
 
-    __slots__ = ("filename", "line_index", "op", "source", "source_names")
+    __slots__ = (
+        "filename",
+        "layout_notes",
+        "layouts_kept",
+        "line_index",
+        "op",
+        "source",
+        "source_names",
+    )
 
     def __init__(
         self,
@@ -113,6 +137,8 @@ class Module:
         source: str | None = None,
         filename: str = "<string>",
         source_names: Mapping[SSAValue, str] | None = None,
+        layout_notes: tuple[LayoutNote, ...] = (),
+        layouts_kept: str | None = None,
     ):
         self.op = op
         self.source = source
@@ -121,6 +147,10 @@ class Module:
         # xDSL keeps only a name hint per value (none for `%0`, `a` for `%a_1`); the
         # parser records the names the source gives, so that messages can quote them.
         self.source_names: Mapping[SSAValue, str] = source_names or {}
+        # The signatures the reader's normalization of tiled layouts changed, and why it
+        # left a module's layouts as they were (reader/layouts.py).
+        self.layout_notes = layout_notes
+        self.layouts_kept = layouts_kept
 
     @property
     def functions(self) -> tuple[Function, ...]:

@@ -298,6 +298,8 @@ def run_cli(
     if size is not None and size < 0:
         raise ArgumentError(f"--size cannot be negative ({size})")
     inputs, notes = _inputs(fn, params, seed, size, input_files or {}, reference or verify)
+    # The arrays a user gives have the normalized shape: say which signatures changed.
+    notes = [str(n) for n in module.layout_notes if n.function == fn.name] + notes
     before = {n: v.copy() for n, v in inputs.items() if isinstance(v, np.ndarray)}
     # Everything that can refuse the program (an illegal recipe, an op without a
     # NumPy translation) does so before anything is printed.

@@ -17,6 +17,7 @@ from polykrnl.builder.loops import KrnlLoopOps
 from polykrnl.builder.math import MathOps
 from polykrnl.builder.memref import MemrefOps
 from polykrnl.ir import Module
+from polykrnl.reader.layouts import normalize_layouts
 
 
 class FunctionBuilder(
@@ -88,8 +89,12 @@ class ModuleBuilder:
                 f"function '{self._open_function.name}' is still being built",
                 "call mb.module() after the with block of every function",
             )
-        # No final verify: every op was verified when it was added or closed.
-        self._module = Module(self.op, source=None, filename=self.filename)
+        # No final verify: every op was verified when it was added or closed. Tiled
+        # layouts are normalized as where text is read, so both agree (reader/layouts.py).
+        notes, kept = normalize_layouts(self.op, {})
+        self._module = Module(
+            self.op, source=None, filename=self.filename, layout_notes=notes, layouts_kept=kept
+        )
         return self._module
 
     def _check_can_add(self, name: str) -> None:

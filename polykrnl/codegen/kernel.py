@@ -645,6 +645,15 @@ def _returns(state: KernelState, fn: Any) -> list[ast.stmt]:
                 out.append(assign(local, x))
                 env[r] = name(local)
             return env[v]
+        elif isinstance(v, OpResult) and v.op.parent_op() is fn.op and is_pure(v.op):
+            # A pure value outside every loop is computed here; the op's own translation
+            # refused it (krnl.get_linear_offset_index of a layout the reader kept).
+            raise UnsupportedError(
+                f"{state.stage}: cannot return the value of `{v.op.name}`, which has no "
+                f"translation for these operands ({', '.join(str(x.type) for x in v.op.operands)})",
+                location=fn.location(v.op),
+                hint="`polykrnl ops` lists what each stage supports",
+            )
         else:
             raise UnsupportedError(
                 f"{state.stage}: cannot return a value computed outside the loops",

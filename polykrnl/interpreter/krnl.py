@@ -671,7 +671,9 @@ def _linear_offset(it: Interpreter, op: Operation, fr: Frame) -> Sequence[Any]:
             f"krnl.get_linear_offset_index of {show_value(op.memref)}, whose layout is not "
             f"the identity ({t.layout})",
             "onnx-mlir computes it once the memref is normalized (onnx-mlir-opt "
-            "--normalize-memrefs): give polykrnl the normalized function",
+            "--normalize-memrefs), as polykrnl's reader does, but not here: "
+            f"{it.module.layouts_kept or 'the module was not read from text'}; "
+            "give polykrnl the normalized function",
         )
     shape = logical_shape(op.memref, array_of(fr, op.memref))
     offset = 0

@@ -40,6 +40,7 @@ from polykrnl.dialect.std_vector import STD_VECTOR_OPS
 from polykrnl.errors import ParseError, SourceLocation
 from polykrnl.ir import LineIndex, Module
 from polykrnl.reader.affine_text import SemiAffineReading
+from polykrnl.reader.layouts import normalize_layouts
 from polykrnl.reader.source_text import for_xdsl
 
 DIALECTS = (
@@ -257,7 +258,20 @@ def parse(text: str, filename: str = "<string>") -> Module:
     _check_single_blocks(module)
     _check_memref_signatures(module)
     _hex_floats_as_bits(module)
-    return module
+    # onnx-mlir normalizes tiled layouts before it lowers them; so does polykrnl, once,
+    # so that every stage sees the same function (reader/layouts.py).
+    names = dict(parser.source_names)
+    notes, kept = normalize_layouts(op, names)
+    if not notes and kept is None:
+        return module
+    return Module(
+        op,
+        source=text,
+        filename=filename,
+        source_names=names,
+        layout_notes=notes,
+        layouts_kept=kept,
+    )
 
 
 _DENSE = re.compile(r"dense<\s*([^<>]*?)\s*>")

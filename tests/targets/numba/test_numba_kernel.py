@@ -56,6 +56,7 @@ UNSUPPORTED: dict[str, str] = {
     "matmul_panel:matmul_panel": "krnl.copy_to_tile_buffer",
     "matmul_panel:tile_buffer_attrs": "krnl.copy_to_tile_buffer",
     "memory_ops:memset_memcpy": "krnl.memcpy",
+    "tiled_layouts:memcpy_tiled": "krnl.memcpy",
     "onnx_gather:gather_constant_indices": "krnl.global",
     "onnx_simd_add:row_max": "arith.maxnumf (vector<8xf32>)",
     "scalar_math:hyperbolic_erf": "krnl.erf",

@@ -190,6 +190,9 @@ class StatementWriter:
         self.lane: ast.expr | None = None
         # ... and the vector constants it reads, computed before it (all lanes once).
         self._hoisted: list[ast.stmt] = []
+        # ... and the arrays of the vector values kept between statements it reads or
+        # updates in place (an iter_args accumulator), read from their dicts before it.
+        self._lane_arrays: dict[SSAValue, ast.expr] = {}
         self.out: list[ast.stmt] = []
         self.env: dict[SSAValue, ast.expr] = dict((v, name(n)) for v, n in state.args.items())
         self.dim_names: list[str] = []
@@ -316,6 +319,9 @@ class StatementWriter:
         if found is not None:
             return found
         program = self.st.program
+        if v in program.virtual and self.lane is not None and isinstance(v.type, VectorType):
+            # Lane code: the lane of the array that keeps the vector (_write_lanes).
+            return self.bind(v, ast.Subscript(self._lane_array(v), self.lane, ast.Load()))
         if v in program.virtual:
             _arr, def_loops = program.virtual[v]
             dict_name = self.st.dict_of(v)
@@ -449,6 +455,8 @@ class StatementWriter:
             term = s.iterate.body.block.last_op
             assert term is not None
             for a, y in zip(s.iterate.iter_args, term.operands, strict=True):
+                if width is not None and isinstance(a.type, VectorType):
+                    continue  # updated in place, lane by lane (_write_lanes)
                 self.put(a, self.value(y))
         else:
             for v, _arr in s.exports:
@@ -468,7 +476,11 @@ class StatementWriter:
         """The statement's ops in compiled code, its vector ops as one loop over the lanes
         on scalars (which LLVM vectorizes): first the other ops, which touch no memory
         after a vector op does (lane_statement), and vector constants, then the loop."""
-        vector_ops = [op for op in self.s.ops if vector_shape(op) is not None]
+        vector_ops = [
+            op
+            for op in self.s.ops
+            if vector_shape(op) is not None and not isinstance(op, k.YieldOp)
+        ]
         for op in self.s.ops:
             if vector_shape(op) is None and not isinstance(op, k.YieldOp):
                 self.op(op)
@@ -479,20 +491,57 @@ class StatementWriter:
         try:
             for op in vector_ops:
                 self.op(op)
+            # Each iter_arg's array (its init put a copy of its own) takes each lane's
+            # new value in place: every value of the lane is read (into a local) before
+            # any is stored, as a yield of several values reads them all first.
+            pairs = self._lane_accumulators()
+            values = [self.value(y) for _, y in pairs]
+            for (a, _), val in zip(pairs, values, strict=True):
+                target = ast.Subscript(self._lane_array(a), self.lane, ast.Store())
+                self.out.append(ast.Assign([target], val))
         finally:
             self.lane = None
         body, self.out = self.out, [*outside, *self._hoisted]
         self.out.append(ast.For(store(lane), call("range", const(width)), body, []))
 
+    def _lane_accumulators(self) -> list[tuple[SSAValue, SSAValue]]:
+        """The vector iter_args a yield statement sets, with the values it yields."""
+        s = self.s
+        if s.kind != "yield" or s.iterate is None:
+            return []
+        term = s.iterate.body.block.last_op
+        assert term is not None
+        pairs = zip(s.iterate.iter_args, term.operands, strict=True)
+        return [(a, y) for a, y in pairs if isinstance(a.type, VectorType)]
+
+    def _lane_array(self, v: SSAValue) -> ast.expr:
+        """The array that holds vector value `v` (kept between statements) in lane code,
+        read from its dict once, before the lane loop."""
+        found = self._lane_arrays.get(v)
+        if found is None:
+            _arr, def_loops = self.st.program.virtual[v]
+            dict_name = self.st.dict_of(v)
+            local = self.st.names.fresh(v.name_hint or "acc")
+            entry = ast.Subscript(name(dict_name), self.key(def_loops, dict_name), ast.Load())
+            self._hoisted.append(assign(local, entry))
+            found = self._lane_arrays[v] = name(local)
+        return found
+
     def put(self, v: SSAValue, e: ast.expr) -> None:
         """Keep value `v` (a virtual array element) for the statements that read it."""
+        if self.st.form.compiled and self.s.kind == "init" and isinstance(v.type, VectorType):
+            # Its own array: a yield in lane code updates it in place (_write_lanes).
+            e = ast.Call(ast.Attribute(e, "copy", ast.Load()), [], [])
         _arr, def_loops = self.st.program.virtual[v]
         dict_name = self.st.dict_of(v)
         key = self.key(def_loops, dict_name, produce=True)
         if self.vector_names(key):
             raise NotVectorizable("a value kept per iteration of a vectorized loop")
-        if isinstance(key, ast.Tuple) and any(isinstance(x, ast.Constant) for x in key.elts):
-            # A whole array: the value broadcast to the vectorized loops' shape.
+        if isinstance(key, ast.Tuple) and any(
+            isinstance(x, ast.Constant) and isinstance(x.value, str) for x in key.elts
+        ):
+            # A whole array (a vectorized loop's range names its part of the key): the
+            # value broadcast to the vectorized loops' shape.
             by_axis = sorted(self.vec.values(), key=lambda x: x.axis)
             sizes: list[ast.expr] = [name(it.length) for it in by_axis]
             if isinstance(v.type, VectorType):

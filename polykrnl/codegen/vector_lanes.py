@@ -318,12 +318,15 @@ def fold_lanes(fn: str, v: ast.expr, width: int, acc: ast.expr | None) -> ast.ex
 def lane_statement(s: Statement) -> int | None:
     """The width of the lane loop that runs the vector ops of `s` in compiled code: every
     vector op lanewise on 1-D vectors of one width, loads and stores of runs, broadcasts of
-    scalars; no vector value kept for another statement; every memory op that is no vector
-    op before the first one that is (they run before the lane loop). None when not."""
+    scalars; no vector value kept for another statement but the iter_args a yield updates
+    (its accumulators, of the same width); every memory op that is no vector op before the
+    first one that is (they run before the lane loop). None when not."""
     width: int | None = None
     vector_memory = False
     for op in s.ops:
         shape = vector_shape(op)
+        if isinstance(op, k.YieldOp):
+            continue  # what it yields is the writer's to keep (an accumulator, below)
         if shape is None:
             if vector_memory and _touches_memory(op):
                 return None
@@ -338,8 +341,13 @@ def lane_statement(s: Statement) -> int | None:
                 return None
         elif not lanewise(op):
             return None
-    kept = [v for v, _ in s.exports] + [v for v, _ in s.imports]
-    if any(isinstance(v.type, VectorType) for v in kept):
+    kept = [v.type for v, _ in s.exports] + [v.type for v, _ in s.imports]
+    vectors = [t for t in kept if isinstance(t, VectorType)]
+    if vectors and (
+        s.kind != "yield" or width is None or any(t.get_shape() != (width,) for t in vectors)
+    ):
+        # A yield updates its iter_args' arrays lane by lane (an accumulator); any other
+        # vector kept between statements is a whole value the lane loop cannot make.
         return None
     return width
 

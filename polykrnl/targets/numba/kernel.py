@@ -46,6 +46,7 @@ from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.form import NUMBA_FORM
 from polykrnl.targets.numba.promote import (
     hoist_views,
+    localize_per_iteration,
     merge_views,
     promote_invariants,
     unbox_set_once,
@@ -246,6 +247,7 @@ def to_numba(
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             unbox_set_once(f)
+            localize_per_iteration(f)
             hoist_views(f)
             arguments = _element_types(sched, f)
             pure = frozenset(SCALAR_HELPERS)

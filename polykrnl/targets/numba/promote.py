@@ -1,7 +1,8 @@
 """What a loop does not change, computed before it (Numba kernels).
 
-Three rewrites of a Numba kernel's AST, each exact: values passed through a dictionary
-set once become locals (`unbox_set_once`), views rebuilt in every iteration are built
+Four rewrites of a Numba kernel's AST, each exact: values passed through a dictionary
+set once become locals (`unbox_set_once`), or set first in each iteration of a loop and
+kept to it (`localize_per_iteration`), views rebuilt in every iteration are built
 before the loop (`hoist_views`), and array elements the loop does not move live in
 locals (`promote_invariants`, below).
 
@@ -95,6 +96,93 @@ def unbox_set_once(fn: ast.FunctionDef) -> None:
 
     drop = {created[d][0] for d in candidates}
     fn.body = [Unbox().visit(st) for i, st in enumerate(fn.body) if i not in drop]
+
+
+def localize_per_iteration(fn: ast.FunctionDef) -> None:
+    """A dictionary whose every access is under one key inside one loop, and written
+    first in each iteration, becomes a local of that loop (an iter_args accumulator kept
+    per row, `_m_at[i,]`: a typed-dict lookup in every tile otherwise).
+
+    Exact: the key's names do not change inside the loop's body, so each iteration
+    touches one entry; the first statement of the body that mentions the dictionary
+    writes the entry without reading it, so nothing an iteration reads was written by
+    another one; nothing outside the loop mentions the dictionary."""
+    created = {
+        st.targets[0].id: i
+        for i, st in enumerate(fn.body)
+        if isinstance(st, ast.Assign)
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], ast.Name)
+        and isinstance(st.value, ast.Dict)
+        and not st.value.keys
+    }
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    drop: set[int] = set()
+    for d, at in sorted(created.items()):
+        loop = _loop_of_one_entry(fn, d)
+        if loop is None:
+            continue
+        base = d.strip("_").removesuffix("_at") or "v"
+        names = itertools.chain([base], (f"{base}_{k}" for k in itertools.count()))
+        local = next(c for c in names if c not in taken)
+        taken.add(local)
+        _Renamed(d, local).visit(loop)
+        drop.add(at)
+    fn.body = [st for i, st in enumerate(fn.body) if i not in drop]
+
+
+class _Renamed(ast.NodeTransformer):
+    """`D[key]` as the local `name`."""
+
+    def __init__(self, d: str, local: str) -> None:
+        self.d, self.local = d, local
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == self.d:
+            return ast.Name(self.local, node.ctx)
+        self.generic_visit(node)
+        return node
+
+
+def _loop_of_one_entry(fn: ast.FunctionDef, d: str) -> ast.For | ast.FunctionDef | None:
+    """The loop whose iterations each use one entry of dictionary `d`, written first
+    (see `localize_per_iteration`; the function itself when no loop holds every use),
+    or None."""
+    subscripts = [
+        n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and _names(n.value) == {d}
+    ]
+    mentions = sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == d)
+    if not subscripts or mentions != len(subscripts) + 1:  # + its creation
+        return None
+    keys = {ast.dump(n.slice) for n in subscripts}
+    if len(keys) != 1:
+        return None
+    inside = {id(n) for n in subscripts}
+    loops = [
+        n for n in ast.walk(fn) if isinstance(n, ast.For) and inside <= {id(x) for x in ast.walk(n)}
+    ]
+    # The innermost loop holding every access (every other one holds it), or the whole
+    # function: a dictionary of one entry, set first, is a local of the function.
+    loop: ast.For | ast.FunctionDef = (
+        min(loops, key=lambda n: sum(1 for _ in ast.walk(n))) if loops else fn
+    )
+    key_names = _names(subscripts[0].slice)
+    stored = {
+        n.id
+        for n in ast.walk(ast.Module(loop.body, []))
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    if key_names & stored:
+        return None
+    first = next((st for st in loop.body if any(id(x) in inside for x in ast.walk(st))), None)
+    if not (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and id(first.targets[0]) in inside
+        and not any(id(x) in inside for x in ast.walk(first.value))
+    ):
+        return None
+    return loop
 
 
 def _is_key0(e: ast.AST) -> TypeGuard[ast.Subscript]:

@@ -58,7 +58,6 @@ UNSUPPORTED: dict[str, str] = {
     "memory_ops:memset_memcpy": "krnl.memcpy",
     "tiled_layouts:memcpy_tiled": "krnl.memcpy",
     "onnx_gather:gather_constant_indices": "krnl.global",
-    "onnx_simd_add:row_max": "arith.maxnumf (vector<8xf32>)",
     "scalar_math:hyperbolic_erf": "krnl.erf",
     "vector_transfers:scale_add": "vector.create_mask",
     "vector_transfers:masked_copy_and_column": "vector.create_mask",

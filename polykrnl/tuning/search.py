@@ -14,6 +14,7 @@ the sampler only proposes candidates already met (the space is exhausted).
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,7 +115,16 @@ def search(
     asked, idle = 0, 0
     batch = max(2, evaluator.workers)
     natural = None
-    while time.perf_counter() - s.started < budget and idle < EXHAUSTED_AFTER:
+    # A batch is not started when one as long as the recent ones (the median of the last
+    # three) would overrun the budget: what is left of it is the final rounds' (api.py),
+    # not a batch that ends past it.
+    durations: list[float] = []
+    while (
+        time.perf_counter() - s.started + (statistics.median(durations[-3:]) if durations else 0)
+        < budget
+        and idle < EXHAUSTED_AFTER
+    ):
+        batch_started = time.perf_counter()
         if max_trials is not None and asked >= max_trials:
             break
         n = batch if max_trials is None else min(batch, max_trials - asked)
@@ -132,6 +142,7 @@ def search(
             _tell(optuna, study, t, outcome)
             if t.number == 0 and outcome.status == "timed":
                 natural = outcome.seconds
+        durations.append(time.perf_counter() - batch_started)
         if progress is not None:
             pruned = sum(t.outcome.status == "illegal" for t in s.tried)
             elapsed = time.perf_counter() - s.started

@@ -125,3 +125,49 @@ def test_static_sizes_too_large_for_the_interpreter_check_against_the_loops_as_w
     result = pk.tune(fn, workers=0, seed=0, max_trials=3, repeats=1, budget=60)
     assert result.checked_against == "natural" and result.count("timed") >= 2
     assert "checked against the loops as written compiled by Numba" in str(result)
+
+
+class _Clock:
+    """A clock the evaluator below advances by one second per batch."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _OneSecondBatches:
+    workers = 2
+    where = "a test"
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock, self.batches = clock, 0
+
+    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+        self.clock.now += 1.0
+        self.batches += 1
+        return [Outcome(c, "timed", 1.0 + 0.01 * i) for i, c in enumerate(candidates)]
+
+    def retime(
+        self, job: Job, candidates: Sequence[Candidate], rounds: int
+    ) -> list[tuple[float, ...]]:
+        raise AssertionError("not called by the search")
+
+    def close(self) -> None:
+        pass
+
+
+def test_no_batch_starts_that_would_end_past_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    import polykrnl as pk
+    from polykrnl.tuning import search as search_module
+    from polykrnl.tuning.space import space_of
+
+    clock = _Clock()
+    monkeypatch.setattr(search_module.time, "perf_counter", clock)
+    fn = pk.parse(SMALL)["mm"]
+    pool = _OneSecondBatches(clock)
+    space = space_of(pk.Schedule.from_function(fn, recipe=False))
+    search_module.search(space, Job(SMALL, "mm", ()), pool, budget=3.5, seed=0)
+    # batches start at 0, 1 and 2 s; one started at 3 s would end at 4 s, past 3.5 s
+    assert pool.batches == 3

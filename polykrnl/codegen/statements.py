@@ -448,16 +448,19 @@ class StatementWriter:
                     self.op(op)
         if s.kind == "init":
             assert s.iterate is not None
-            for a, init in zip(s.iterate.iter_args, s.iterate.iter_inits, strict=True):
-                self.put(a, self.value(init))
+            self._put_all(list(zip(s.iterate.iter_args, s.iterate.iter_inits, strict=True)))
         elif s.kind == "yield":
             assert s.iterate is not None
             term = s.iterate.body.block.last_op
             assert term is not None
-            for a, y in zip(s.iterate.iter_args, term.operands, strict=True):
-                if width is not None and isinstance(a.type, VectorType):
-                    continue  # updated in place, lane by lane (_write_lanes)
-                self.put(a, self.value(y))
+            self._put_all(
+                [
+                    (a, y)
+                    for a, y in zip(s.iterate.iter_args, term.operands, strict=True)
+                    # a vector one in lane code is updated in place, lane by lane
+                    if width is None or not isinstance(a.type, VectorType)
+                ]
+            )
         else:
             for v, _arr in s.exports:
                 self.put(v, self.value(v))
@@ -471,6 +474,14 @@ class StatementWriter:
                     self.out.append(ast.Assign([target], self.env[r]))
         del program
         return self.out
+
+    def _put_all(self, puts: list[tuple[SSAValue, SSAValue]]) -> None:
+        """Keep each value for its iter_arg, every value read before any is stored: a
+        yield that passes iter_args to each other (`krnl.yield %b, %a`) reads the old
+        ones, as the interpreter's yield does."""
+        values = [self.value(x) for _, x in puts]
+        for (target, _), e in zip(puts, values, strict=True):
+            self.put(target, e)
 
     def _write_lanes(self, width: int) -> None:
         """The statement's ops in compiled code, its vector ops as one loop over the lanes

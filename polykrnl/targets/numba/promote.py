@@ -34,6 +34,7 @@ import copy
 import itertools
 from collections import Counter
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from typing import TypeGuard
 
 from polykrnl.targets.numba.aliases import ALLOCATIONS, Root, array_roots, may_alias
@@ -217,6 +218,7 @@ def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
                 for n in ast.walk(ast.Module(st.body, []))
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             } | {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            written = _written_arrays(st.body)
             movable = [
                 s
                 for s in st.body
@@ -224,7 +226,7 @@ def _hoist_in(body: list[ast.stmt], once: set[str]) -> None:
                 and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name)
                 and s.targets[0].id in once
-                and _view_of_invariants(s.value, varying)
+                and _view_of_invariants(s.value, varying, written)
             ]
             if not movable:
                 break
@@ -243,6 +245,7 @@ def merge_views(fn: ast.FunctionDef) -> None:
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     )
     same: dict[str, str] = {}
+    written = _written_arrays(fn.body)
     for block in [fn.body, *(b for n in ast.walk(fn) for b in _blocks_of(n))]:
         made: dict[str, str] = {}  # expression -> the name that holds it
         for st in block:
@@ -251,7 +254,7 @@ def merge_views(fn: ast.FunctionDef) -> None:
                 and len(st.targets) == 1
                 and isinstance(t := st.targets[0], ast.Name)
                 and counts[t.id] == 1
-                and _view_of_invariants(st.value, set())
+                and _view_of_invariants(st.value, set(), written)
             ):
                 continue
             names = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)}
@@ -292,8 +295,28 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
-def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
-    """Whether `e` names or views arrays (reads no element) from values fixed in the loop."""
+def _written_arrays(body: list[ast.stmt]) -> set[str]:
+    """The names whose elements `body` stores to (`a[i] = ...`, `out=a[...]`)."""
+    out: set[str] = set()
+    for n in ast.walk(ast.Module(body, [])):
+        target: ast.expr | None = None
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            target = n
+        elif isinstance(n, ast.keyword) and n.arg == "out":
+            target = n.value
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if isinstance(target, ast.Name):
+            out.add(target.id)
+    return out
+
+
+def _view_of_invariants(
+    e: ast.expr, varying: set[str], written: AbstractSet[str] = frozenset()
+) -> bool:
+    """Whether `e` names or views arrays (reads no element) from values fixed in the loop.
+    Arithmetic is on index values: a name whose elements are `written` is an array, which
+    arithmetic would read (`a_acc - b_acc` of two accumulators changes in the loop)."""
     if isinstance(e, ast.Name):
         return e.id not in varying
     if isinstance(e, ast.Constant):
@@ -301,19 +324,24 @@ def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
     if isinstance(e, ast.Attribute):  # np.float32 (a dtype argument)
         return isinstance(e.value, ast.Name) and e.value.id == "np"
     if isinstance(e, ast.BinOp):
-        return _view_of_invariants(e.left, varying) and _view_of_invariants(e.right, varying)
+        if any(isinstance(n, ast.Name) and n.id in written for n in ast.walk(e)):
+            return False
+        return _view_of_invariants(e.left, varying, written) and _view_of_invariants(
+            e.right, varying, written
+        )
     if isinstance(e, ast.Tuple):
-        return all(_view_of_invariants(x, varying) for x in e.elts)
+        return all(_view_of_invariants(x, varying, written) for x in e.elts)
     if isinstance(e, ast.Subscript):
         parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
         # Only slices: `a[()]` and `a[i]` read an element.
         return (
             bool(parts)
-            and _view_of_invariants(e.value, varying)
+            and _view_of_invariants(e.value, varying, written)
             and all(
                 isinstance(p, ast.Slice)
                 and all(
-                    b is None or _view_of_invariants(b, varying) for b in (p.lower, p.upper, p.step)
+                    b is None or _view_of_invariants(b, varying, written)
+                    for b in (p.lower, p.upper, p.step)
                 )
                 for p in parts
             )
@@ -322,8 +350,8 @@ def _view_of_invariants(e: ast.expr, varying: set[str]) -> bool:
         return (
             e.func.attr in ("view", "reshape")
             and not e.keywords
-            and _view_of_invariants(e.func.value, varying)
-            and all(_view_of_invariants(a, varying) for a in e.args)
+            and _view_of_invariants(e.func.value, varying, written)
+            and all(_view_of_invariants(a, varying, written) for a in e.args)
         )
     return False
 

@@ -97,7 +97,7 @@ def tune(
     job = _job(fn, given, size=size, threads=threads, target=target, repeats=repeats, cost=cost)
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
-    pool = evaluator(dask, workers)
+    pool = evaluator(dask, workers, threads)
     bar = _ProgressBar(fn.name, budget) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)
     started = time.perf_counter()

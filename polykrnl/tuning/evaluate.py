@@ -8,9 +8,11 @@ order, whatever finished first: a fixed seed gives the same search on any evalua
 * :class:`LocalPool`: a `concurrent.futures` process pool of forked processes (spawned
   ones import the caller's main script again, which runs a script's `pk.tune` call again
   unless it is guarded by `if __name__ == "__main__"`; this process compiles nothing, so
-  it has no Numba threads a fork would lose). Compilation and the check against the interpreter run
-  in parallel; timings take turns through a lock the processes share, so that no two
-  kernels are timed at once.
+  it has no Numba threads a fork would lose). With threads, the workers come from a fork
+  server instead: a process that ran a parallel kernel before (Numba on GNU OpenMP) may
+  not fork a child that starts OpenMP threads again (GNU OpenMP terminates it).
+  Compilation and the check against the interpreter run in parallel; timings take turns
+  through a lock the processes share, so that no two kernels are timed at once.
 * :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
   one candidate at a time (a lock per worker process); start workers with one thread
   each (`dask worker ADDRESS --nthreads 1`) and nothing else running beside them.
@@ -73,13 +75,19 @@ class InProcess:
 class LocalPool:
     """A pool of local processes that compile in parallel and time one at a time."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, threads: bool = False) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
         self.workers = workers or default_workers()
         self.where = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
         methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        # Workers that run kernels on threads are not forked from this process: if it ran
+        # a parallel kernel itself (Numba's OpenMP threads), GNU OpenMP terminates a
+        # forked child that starts threads again. A fork server is a fresh process.
+        method = "fork" if "fork" in methods else "spawn"
+        if threads and "forkserver" in methods:
+            method = "forkserver"
+        ctx = multiprocessing.get_context(method)
         self._pool = ProcessPoolExecutor(
             self.workers, mp_context=ctx, initializer=set_timing_lock, initargs=(ctx.Lock(),)
         )
@@ -126,10 +134,11 @@ class DaskPool:
             self._client.close()
 
 
-def evaluator(dask: Any = None, workers: int | None = None) -> Evaluator:
-    """The evaluator for `pk.tune`'s `dask` and `workers` (0: this process)."""
+def evaluator(dask: Any = None, workers: int | None = None, threads: bool = False) -> Evaluator:
+    """The evaluator for `pk.tune`'s `dask` and `workers` (0: this process); `threads`:
+    the kernels run on threads."""
     if dask is not None:
         return DaskPool(dask)
     if workers == 0:
         return InProcess()
-    return LocalPool(workers)
+    return LocalPool(workers, threads)

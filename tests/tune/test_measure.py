@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,3 +155,29 @@ def test_tuning_on_the_mlir_target_times_native_kernels() -> None:
     pk.run_reference(fn, N=40, A=expected)
     kernel(N=40, A=A)
     np.testing.assert_array_equal(A, expected)
+
+
+@pytest.mark.slow  # about 20 s: a fork server and Numba compilations in its workers
+def test_threaded_tuning_after_a_parallel_kernel_ran_in_this_process(tmp_path: Path) -> None:
+    """A process that ran a parallel kernel (Numba on GNU OpenMP) then tunes with
+    threads: forked workers were terminated by GNU OpenMP (BrokenProcessPool)."""
+    script = tmp_path / "tune_after_parallel.py"
+    script.write_text(
+        f"""
+import numba, numpy as np, polykrnl as pk
+MATMUL = {MATMUL!r}
+if __name__ == "__main__":
+    fn = pk.parse(MATMUL)["mm"]
+    s = pk.Schedule.from_function(fn, recipe=False).parallel("i")
+    a = np.ones((48, 48))
+    numba.set_num_threads(2)
+    s.to_numba(parallel=True, cache=False)(A=a, B=a.copy(), C=np.zeros((48, 48)))
+    r = pk.tune(fn, threads=True, workers=2, seed=0, max_trials=3, repeats=1, budget=60)
+    print("timed", r.count("timed"))
+"""
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "timed " in done.stdout

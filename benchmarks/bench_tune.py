@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
+from polykrnl.tuning.measure import refilled  # noqa: E402
 from polykrnl.tuning.space import starting_schedules  # noqa: E402
 
 sizes = import_path("polybench_sizes", HERE / "polybench" / "sizes.py")
@@ -228,25 +229,12 @@ def tuned_row(
     }
 
 
-_BUFFERS: dict[int, tuple[Any, Any]] = {}
-
-
 def fresh(args: dict[str, Any]) -> dict[str, Any]:
-    """`args` with every array copied into a buffer made once per array (as pk.tune's
-    timings do, polykrnl/tuning/measure.py: a new copy per call is a new allocation per
-    call, and the kernel's own output then gets fresh pages whose page faults cost a
-    16 MB output about 5 ms, a different amount for each order of calls in a round)."""
-    out: dict[str, Any] = {}
-    for k, v in args.items():
-        if not isinstance(v, np.ndarray):
-            out[k] = v
-            continue
-        found = _BUFFERS.get(id(v))
-        if found is None or found[0] is not v:
-            found = _BUFFERS[id(v)] = (v, np.empty_like(v))
-        np.copyto(found[1], v)
-        out[k] = found[1]
-    return out
+    """`args` with every array copied into a buffer made once per array, as pk.tune's
+    timings copy them (`measure.refilled`: a new copy per call is a new allocation per
+    call, and the kernel's own output then gets fresh pages whose page faults cost a 16 MB
+    output about 5 ms, a different amount for each order of calls in a round)."""
+    return refilled(args)
 
 
 def geo(xs: list[float]) -> float:

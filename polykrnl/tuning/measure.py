@@ -235,7 +235,7 @@ def _large(job: Job, st: _State) -> dict[str, Any]:
 
 def _call(kernel: Any, inputs: Mapping[str, Any]) -> float:
     """One call's seconds, on fresh copies of `inputs` (the copies are not timed)."""
-    args = _refilled(inputs)
+    args = refilled(inputs)
     start = time.perf_counter()
     kernel(**args)
     return time.perf_counter() - start
@@ -291,7 +291,7 @@ def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple
 _BUFFERS: dict[int, tuple[Any, Any]] = {}
 
 
-def _refilled(inputs: Mapping[str, Any]) -> dict[str, Any]:
+def refilled(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """`inputs` with every array copied into its buffer, made once per array."""
     out: dict[str, Any] = {}
     for k, v in inputs.items():

@@ -48,15 +48,7 @@ def unbox_set_once(fn: ast.FunctionDef) -> None:
     value defined outside every loop) that is set once, before any loop, become plain
     locals: every later read gets the same object, without a typed-dict lookup in each
     iteration (which also hid the array from `promote_invariants`)."""
-    created = {  # dictionary -> its `D = {}` (position, target)
-        st.targets[0].id: (i, st.targets[0])
-        for i, st in enumerate(fn.body)
-        if isinstance(st, ast.Assign)
-        and len(st.targets) == 1
-        and isinstance(st.targets[0], ast.Name)
-        and isinstance(st.value, ast.Dict)
-        and not st.value.keys
-    }
+    created = _created_dicts(fn)
     top_sets = Counter(
         t.value.id
         for st in fn.body
@@ -108,18 +100,10 @@ def localize_per_iteration(fn: ast.FunctionDef) -> None:
     touches one entry; the first statement of the body that mentions the dictionary
     writes the entry without reading it, so nothing an iteration reads was written by
     another one; nothing outside the loop mentions the dictionary."""
-    created = {
-        st.targets[0].id: i
-        for i, st in enumerate(fn.body)
-        if isinstance(st, ast.Assign)
-        and len(st.targets) == 1
-        and isinstance(st.targets[0], ast.Name)
-        and isinstance(st.value, ast.Dict)
-        and not st.value.keys
-    }
+    created = _created_dicts(fn)
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     drop: set[int] = set()
-    for d, at in sorted(created.items()):
+    for d, (at, _) in sorted(created.items()):
         loop = _loop_of_one_entry(fn, d)
         if loop is None:
             continue
@@ -184,6 +168,20 @@ def _loop_of_one_entry(fn: ast.FunctionDef, d: str) -> ast.For | ast.FunctionDef
     ):
         return None
     return loop
+
+
+def _created_dicts(fn: ast.FunctionDef) -> dict[str, tuple[int, ast.Name]]:
+    """The dictionaries the kernel's body creates empty: name -> its `D = {}` (position
+    in the body, target)."""
+    return {
+        st.targets[0].id: (i, st.targets[0])
+        for i, st in enumerate(fn.body)
+        if isinstance(st, ast.Assign)
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], ast.Name)
+        and isinstance(st.value, ast.Dict)
+        and not st.value.keys
+    }
 
 
 def _is_key0(e: ast.AST) -> TypeGuard[ast.Subscript]:

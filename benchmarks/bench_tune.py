@@ -229,12 +229,14 @@ def tuned_row(
     }
 
 
+_BUFFERS: dict[str, Any] = {}
+
+
 def fresh(args: dict[str, Any]) -> dict[str, Any]:
-    """`args` with every array copied into a buffer made once per array, as pk.tune's
-    timings copy them (`measure.refilled`: a new copy per call is a new allocation per
-    call, and the kernel's own output then gets fresh pages whose page faults cost a 16 MB
-    output about 5 ms, a different amount for each order of calls in a round)."""
-    return refilled(args)
+    """`args` copied into buffers made once per argument, as pk.tune's timings copy them
+    (`measure.refilled`: a new copy per call gave the kernel's own output fresh pages,
+    whose faults depended on the order of the calls in a round)."""
+    return refilled(args, _BUFFERS)
 
 
 def geo(xs: list[float]) -> float:

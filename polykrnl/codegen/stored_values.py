@@ -37,26 +37,36 @@ _LOADS = (k.LoadOp, memref.LoadOp)
 
 
 def stored_values(
-    statements: Mapping[str, Statement], parts: Sequence[set[str]], i: int
+    statements: Mapping[str, Statement], parts: Sequence[set[str]]
 ) -> dict[str, dict[SSAValue, Operation]]:
-    """For the statements of `parts[i]`: each computed value they use that a statement
-    of an earlier part stored and they may read back, with that store."""
+    """For the statements of the distributed `parts` (in their order): each computed
+    value a statement uses that a statement of an earlier part stored and it may read
+    back, with that store. A statement in several parts (an unrolled loop's copies) is
+    left out: its instances run in more than one place."""
+    where: dict[str, int] = {}
+    for i, names in enumerate(parts):
+        for name in names:
+            where[name] = -1 if name in where else i
     out: dict[str, dict[SSAValue, Operation]] = {}
-    for p in range(i):
-        for t in sorted(parts[p]):
-            store = statements[t].anchor
-            if not isinstance(store, k.StoreOp | memref.StoreOp):
-                continue
-            value = store.operands[0]
-            if not (isinstance(value, OpResult) and _computed(value)):
-                continue
-            array = _injective_write(statements[t], store)
-            if array is None or _written_between(statements, parts[p : i + 1], t, array):
-                continue
-            for s in parts[i]:
-                reader = statements[s]
-                if value.op in reader.ops and _before(store, reader.anchor):
-                    out.setdefault(s, {})[value] = store
+    for t, p in sorted(where.items()):
+        store = statements[t].anchor
+        if p < 0 or not isinstance(store, k.StoreOp | memref.StoreOp):
+            continue
+        value = store.operands[0]
+        if not (isinstance(value, OpResult) and _computed(value)):
+            continue
+        array = _injective_write(statements[t], store)
+        if array is None:
+            continue
+        for s, i in where.items():
+            reader = statements[s]
+            if (
+                i > p
+                and value.op in reader.ops
+                and _before(store, reader.anchor)
+                and not _written_between(statements, parts[p : i + 1], t, array)
+            ):
+                out.setdefault(s, {})[value] = store
     return out
 
 

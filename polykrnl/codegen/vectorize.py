@@ -372,12 +372,13 @@ class Vectorizer:
         saved_status = self.status
         out: list[ast.stmt] = []
         saved_stored = self.state.stored
+        stored = {**saved_stored, **stored_values(self.statements, parts)}
         items = loop.items
         i = 0
         while i < len(items):
             item, status = items[i], per_part[i]
             self.status = {**saved_status, **status}
-            self.state.stored = {**saved_stored, **stored_values(self.statements, parts, i)}
+            self.state.stored = stored
             try:
                 # A SIMD run and its remainder, parts alike: one statement over both.
                 part = (
@@ -689,7 +690,7 @@ class Vectorizer:
             out += in_place(StatementWriter(self.state, self.statements[stmt], args, vec).write())
         # The ranges and lengths the slices made unnecessary go.
         setup, body = out[: 2 * rank], out[2 * rank :]
-        body = self._masked(tr, body, terms, vec)
+        body = _without_unread_constants(self._masked(tr, body, terms, vec))
         used = {x.id for st in body for x in ast.walk(st) if isinstance(x, ast.Name)}
         setup = [a for a in setup if isinstance(a, ast.Assign) and target_name(a) in used]
         note = f"loops {', '.join(loop for loop, _ in par)} vectorized (parallel)"
@@ -1032,6 +1033,29 @@ def _refuse_windows(w: StatementWriter, s: Statement, form: Update, n_par: int) 
             axes = w.axes_of(w.value(x))
             if any(ax < n_par for ax in axes) and any(ax >= n_par for ax in axes):
                 raise NotVectorizable(WINDOW.format(a.array, REDUCE[form.kind]))
+
+
+def _without_unread_constants(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`body` less the assignments of a constant (an expression of literals and `np`
+    alone) to a name nothing reads: an operand an emitter did not use (the zero vector of
+    relu's `_maxnumf0(x)`, whose emitter takes the constant's value, not its name)."""
+    read = {
+        x.id
+        for st in body
+        for x in ast.walk(st)
+        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)
+    }
+
+    def unread_constant(st: ast.stmt) -> bool:
+        return (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id not in read
+            and all(x.id == "np" for x in ast.walk(st.value) if isinstance(x, ast.Name))
+        )
+
+    return [st for st in body if not unread_constant(st)]
 
 
 def _plain_args(call_: isl.AstExpr, loop: isl.AstNode) -> list[str] | None:

@@ -99,6 +99,8 @@ class _State:
     small: dict[str, Any] = field(default_factory=dict)
     expected: tuple[dict[str, Any], tuple[Any, ...]] | None = None
     large: dict[str, Any] | None = None
+    # The buffers the inputs are copied into for each timed call (`refilled`).
+    buffers: dict[str, Any] = field(default_factory=dict)
 
 
 _STATES: dict[Job, _State] = {}
@@ -233,9 +235,9 @@ def _large(job: Job, st: _State) -> dict[str, Any]:
     return st.large
 
 
-def _call(kernel: Any, inputs: Mapping[str, Any]) -> float:
+def _call(kernel: Any, inputs: Mapping[str, Any], buffers: dict[str, Any]) -> float:
     """One call's seconds, on fresh copies of `inputs` (the copies are not timed)."""
-    args = refilled(inputs)
+    args = refilled(inputs, buffers)
     start = time.perf_counter()
     kernel(**args)
     return time.perf_counter() - start
@@ -249,7 +251,7 @@ def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float
     times: list[float] = []
     warmup = job.warmup
     for k in range(job.warmup + job.repeats):
-        t = _call(kernel, large)
+        t = _call(kernel, large, st.buffers)
         if k == 0 and t >= WARM_SECONDS:
             warmup = 0
         if k >= warmup:
@@ -277,30 +279,27 @@ def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple
     times: list[list[float]] = [[] for _ in candidates]
     with _TIMING_LOCK:
         for kernel in kernels:
-            _call(kernel, large)  # a warm-up each, as the search's timings had
+            _call(kernel, large, st.buffers)  # a warm-up each, as the search's timings had
         for _ in range(rounds):
             for i, kernel in enumerate(kernels):
-                times[i].append(_call(kernel, large))
+                times[i].append(_call(kernel, large, st.buffers))
     return [tuple(t) for t in times]
 
 
-# Per input array (by id), the buffer its copies are made in. A new copy per call
-# would be a new allocation per call: the allocator then hands the kernel's own result
-# fresh pages, and their page faults (about 5 ms for 16 MB) weigh on a kernel that
-# allocates its output as much as its loops do, for every candidate alike.
-_BUFFERS: dict[int, tuple[Any, Any]] = {}
-
-
-def refilled(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """`inputs` with every array copied into its buffer, made once per array."""
+def refilled(inputs: Mapping[str, Any], buffers: dict[str, Any]) -> dict[str, Any]:
+    """`inputs` with every array copied into its buffer in `buffers` (by name, made at
+    the first call). A new copy per call would be a new allocation per call: the
+    allocator then hands the kernel's own result fresh pages, and their page faults
+    (about 5 ms for 16 MB) weigh on a kernel that allocates its output as much as its
+    loops do, by an amount that depends on the order of the calls."""
     out: dict[str, Any] = {}
     for k, v in inputs.items():
         if not isinstance(v, np.ndarray):
             out[k] = v
             continue
-        found = _BUFFERS.get(id(v))
-        if found is None or found[0] is not v:
-            found = _BUFFERS[id(v)] = (v, np.empty_like(v))
-        np.copyto(found[1], v)
-        out[k] = found[1]
+        buf = buffers.get(k)
+        if buf is None or buf.shape != v.shape or buf.dtype != v.dtype:
+            buf = buffers[k] = np.empty_like(v)
+        np.copyto(buf, v)
+        out[k] = buf
     return out

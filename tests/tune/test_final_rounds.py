@@ -171,3 +171,17 @@ def test_no_batch_starts_that_would_end_past_the_budget(monkeypatch: pytest.Monk
     search_module.search(space, Job(SMALL, "mm", ()), pool, budget=3.5, seed=0)
     # batches start at 0, 1 and 2 s; one started at 3 s would end at 4 s, past 3.5 s
     assert pool.batches == 3
+
+
+def test_timed_calls_copy_the_inputs_into_the_same_buffers() -> None:
+    import numpy as np
+
+    buffers: dict[str, Any] = {}
+    a = np.arange(6.0)
+    first = measure.refilled({"A": a, "N": 6}, buffers)
+    first["A"][0] = -1.0  # a kernel writes its input in place
+    second = measure.refilled({"A": a, "N": 6}, buffers)
+    assert second["A"] is first["A"] and second["N"] == 6
+    assert np.array_equal(second["A"], a) and a[0] == 0.0  # fresh values, `a` untouched
+    third = measure.refilled({"A": np.arange(4.0)}, buffers)
+    assert third["A"] is not first["A"] and third["A"].shape == (4,)

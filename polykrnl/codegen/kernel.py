@@ -203,7 +203,9 @@ def _write(
         ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
         [
             *checks,
-            *state.destinations.rewrite(fuse_temporaries([*prologue, *inits, *body, *returns])),
+            *state.destinations.rewrite(
+                fuse_temporaries([*prologue, *inits, *body, *returns]), state.names.fresh
+            ),
         ]
         or [ast.Pass()],
         [],

@@ -18,6 +18,8 @@ import numpy as np
 from xdsl.dialects import affine, arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    Float32Type,
+    Float64Type,
     IndexType,
     IntegerType,
     MemRefType,
@@ -424,9 +426,18 @@ class StatementWriter:
             self._vec_locals.add(local)
         if axes:
             self._local_axes[local] = axes
+            if len(axes) == len(self.vec) and not isinstance(v.type, VectorType):
+                dtype = _float_dtype(v.type)
+                if dtype is not None:
+                    self.st.destinations.value(local, e, dtype, self._shape())
         self.out.append(assign(local, e))
         self.env[v] = name(local)
         return self.env[v]
+
+    def _shape(self) -> tuple[str, ...]:
+        """The shape of a value that varies along every vectorized loop, by the names of
+        their lengths."""
+        return tuple(it.length for it in sorted(self.vec.values(), key=lambda x: x.axis))
 
     def unsupported(self, message: str, hint: str | None = None) -> UnsupportedError:
         return UnsupportedError(
@@ -1178,7 +1189,7 @@ class StatementWriter:
                 return
         elif dtype is not None:
             target = ast.Subscript(mem, _index(idx), ast.Store())
-            self.out.append(self.st.destinations.store(target, val, dtype))
+            self.out.append(self.st.destinations.store(target, val, dtype, self._shape()))
             return
         self.out.append(ast.Assign([ast.Subscript(mem, _index(idx), ast.Store())], val))
 
@@ -1601,6 +1612,14 @@ def _spans(op: Operation, rank: int) -> list[int]:
     assert isinstance(t, VectorType)
     shape = list(t.get_shape())
     return [1] * (rank - len(shape)) + shape
+
+
+def _float_dtype(t: Attribute) -> np.dtype[np.generic] | None:
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    return None
 
 
 def _describe(v: SSAValue) -> str:

@@ -134,12 +134,17 @@ class Settings:
 
 
 def searched(
-    fns: list[pk.Function], args: dict[str, Any], settings: Settings, threads: bool
+    fns: list[pk.Function],
+    args: dict[str, Any],
+    settings: Settings,
+    threads: bool,
+    start: dict[str, Any] | None = None,
 ) -> tuple[Any, float, str]:
     """pk.tune of each function of `fns` (one program: PolyBench's natural `@K` and its
     hand-distributed `@K_tiled`, whose loops the primitives cannot make from `@K`), the
     budget shared; the faster winner by three rounds side by side. The result, the
-    seconds it all took, and the function it came from."""
+    seconds it all took, and the function it came from. `start`: by function name, a
+    result to start that function's search from (the one-thread winner)."""
     start = time.perf_counter()
     results = [
         pk.tune(
@@ -149,6 +154,7 @@ def searched(
             seed=settings.seed,
             repeats=3,
             threads=threads,
+            start=[start[fn.name]] if start and fn.name in start else [],
         )
         for fn in fns
     ]
@@ -194,7 +200,9 @@ def tuned_row(
     parallel: dict[str, Any] = {}
     if settings.threads > 1 and c_parallel is not None:
         numba_module().set_num_threads(settings.threads)
-        par, par_seconds, par_source = searched(fns, args, settings, threads=True)
+        par, par_seconds, par_source = searched(
+            fns, args, settings, threads=True, start={source: result}
+        )
         parallel = {"searched": par_seconds, "winner": f"@{par_source}: {par.candidate}"}
         parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned
         tuned_par = par.schedule.to_numba(parallel=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from polykrnl.tuning.evaluate import Evaluator, evaluator
 from polykrnl.tuning.measure import Cost, Job, oracle_for
 from polykrnl.tuning.result import TuneResult
 from polykrnl.tuning.search import Progress, Tried, optuna_module, search
-from polykrnl.tuning.space import Candidate, space_of, starting_schedules
+from polykrnl.tuning.space import Candidate, space_of, start_candidates, starting_schedules
 
 if TYPE_CHECKING:
     from polykrnl.ir import Function
@@ -39,6 +39,7 @@ def tune(
     cost: Cost | None = None,
     progress: Callable[[Progress], None] | bool | None = None,
     sample: Mapping[str, Any] | None = None,
+    start: Sequence[Candidate | TuneResult] = (),
 ) -> TuneResult:
     """The fastest legal schedule of `fn` found in `budget` seconds, by measured time.
 
@@ -64,6 +65,9 @@ def tune(
     or a `distributed.Client`). `seed` fixes the sampler, `max_trials` bounds its trials.
     `cost` (a function of the candidate and its schedule, picklable) replaces compiling
     and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write.
+    `start`: candidates (or earlier results, by their winner) measured first, beside the
+    recipe; with `threads`, each also with its outermost loops that may run in parallel
+    made parallel (a one-thread winner is a good start for a threaded search).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
     ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,
@@ -97,6 +101,7 @@ def tune(
     job = _job(fn, given, size=size, threads=threads, target=target, repeats=repeats, cost=cost)
     space = space_of(natural, params=given, threads=threads, skew=skew)
     seeds = [Candidate((), recipe=True, label="recipe")] if recipe is not None else []
+    seeds += start_candidates(start, natural, recipe, space)
     pool = evaluator(dask, workers, threads)
     bar = _ProgressBar(fn.name, budget) if progress is True else None
     report = bar if bar is not None else (progress if callable(progress) else None)

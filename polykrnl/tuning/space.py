@@ -5,10 +5,10 @@ nested chain of at least two loops) that the legality report finds is a set of c
 the skews the report suggests where they make the band tilable, a block size per loop
 (none, powers of two and divisors of a constant extent, at most `MAX_BLOCK`), the order
 of the tile loops and the order of the point loops, and whether to unroll the innermost
-point loop when its trip count is small and constant; per nest, which loop of its outer
-chain runs in parallel (with threads only). A :class:`Candidate` is one choice of all of
-them as a sequence of primitive steps (:class:`Move`), an immutable value that a worker
-process applies to the function again.
+point loop when its trip count is small and constant; per nest, which depth of its loops
+runs in parallel (with threads only; below a fork, each branch's loops at that depth). A
+:class:`Candidate` is one choice of all of them as a sequence of primitive steps
+(:class:`Move`), an immutable value that a worker process applies to the function again.
 
 The space offers orders that break dependences (every order of a band that is not
 permutable, every loop as the parallel one): legality decides, through the primitives'
@@ -45,7 +45,8 @@ class Move:
     """One primitive step of a candidate.
 
     `parallel_at` names no loop: `loops` holds the nest's index and `size` the depth of
-    the loop in the nest's outer chain, resolved when applied (blocking renames loops).
+    its loops in the nest, resolved when applied (blocking renames loops); every loop at
+    that depth runs in parallel (below a fork, each branch's).
     """
 
     op: MoveOp
@@ -73,23 +74,23 @@ class Move:
             return s.reorder(list(self.loops))
         if self.op == "unroll":
             return s.unroll(self.loops[0])
-        return s.parallel(_loop_at(s.nodes, int(self.loops[0]), self.size))
+        return s.parallel(*_loops_at(s.nodes, int(self.loops[0]), self.size))
 
 
-def _loop_at(nodes: Sequence[SNode], nest: int, depth: int) -> str:
-    """The loop `depth` levels down the outer chain of top-level node `nest`."""
+def _loops_at(nodes: Sequence[SNode], nest: int, depth: int) -> list[str]:
+    """The loops `depth` levels down top-level loop `nest`: one along a chain, each
+    sibling below a fork (a time loop around two spatial nests: both nests' loops)."""
     from polykrnl.transforms.core import SLoop
 
-    loops = [n for n in nodes if isinstance(n, SLoop)]
-    if nest >= len(loops):
+    top = [n for n in nodes if isinstance(n, SLoop)]
+    if nest >= len(top):
         raise ScheduleError(f"the schedule has no nest {nest}")
-    node = loops[nest]
+    level: list[SLoop] = [top[nest]]
     for _ in range(depth):
-        inner = [n for n in node.body if isinstance(n, SLoop)]
-        if len(node.body) != 1 or not inner:
-            raise ScheduleError(f"nest {nest} has no loop at depth {depth} of its outer chain")
-        node = inner[0]
-    return node.name
+        level = [c for n in level for c in n.body if isinstance(c, SLoop)]
+    if not level:
+        raise ScheduleError(f"nest {nest} has no loop at depth {depth}")
+    return [n.name for n in level]
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,9 @@ class Space:
     bands: tuple[BandChoices, ...]
     nests: int
     threads: bool  # the parallel loop is a choice (one-thread kernels ignore the marks)
-    parallel_depths: tuple[int, ...] = ()  # per nest: how deep its outer chain goes
+    parallel_depths: tuple[int, ...] = ()  # per nest: how many levels of loops it has
+    # per nest: the outermost depth whose loops may run in parallel as written (None: none)
+    parallel_starts: tuple[int | None, ...] = ()
 
     @property
     def size(self) -> int:
@@ -210,7 +213,8 @@ class Space:
 
     def pluto_params(self, block: int = 32) -> dict[str, Any]:
         """Pluto's start: skew where it makes a band tilable, tile every permutable band
-        by `block` (the nearest size offered) in its order, the outermost loop parallel."""
+        by `block` (the nearest size offered) in its order, the outermost loops that may
+        run in parallel as written parallel."""
         out = self.natural_params()
         for b in self.bands:
             if not b.permutable and not b.skews:
@@ -227,7 +231,8 @@ class Space:
             if blocked:
                 out[f"{b.key}.tiles[{','.join(blocked)}]"] = ",".join(blocked)
         if self.threads:
-            out.update({f"n{n}.parallel": "0" for n, d in enumerate(self.parallel_depths) if d})
+            starts = enumerate(self.parallel_starts)
+            out.update({f"n{n}.parallel": str(d) for n, d in starts if d is not None})
         return out
 
 
@@ -326,8 +331,12 @@ def space_of(
                 constant=constant,
             )
         )
-    depths = tuple(_chain_depth(n) for n in top)
-    return Space(natural.program.function.name, tuple(bands), len(top), threads, depths)
+    depths = tuple(_depth(n) for n in top)
+    starts: tuple[int | None, ...] = ()
+    if threads:
+        found = [outermost_parallel(natural, k, d) for k, d in enumerate(depths)]
+        starts = tuple(f[0].size if f is not None else None for f in found)
+    return Space(natural.program.function.name, tuple(bands), len(top), threads, depths, starts)
 
 
 def _names(node: Any) -> list[str]:
@@ -338,13 +347,25 @@ def _names(node: Any) -> list[str]:
     return out
 
 
-def _chain_depth(node: Any) -> int:
-    """How many loops the outer chain of a nest has (before blocking)."""
-    depth = 1
-    while len(node.body) == 1 and hasattr(node.body[0], "body"):
-        node = node.body[0]
-        depth += 1
-    return depth
+def _depth(node: Any) -> int:
+    """How many levels of loops a nest has (before blocking)."""
+    inner = [c for c in node.body if hasattr(c, "body")]
+    return 1 + max((_depth(c) for c in inner), default=0)
+
+
+def outermost_parallel(s: Schedule, nest: int, depth: int) -> tuple[Move, Schedule] | None:
+    """The move that runs nest `nest`'s outermost loops that may run in parallel (the
+    first depth, below `depth`, whose loops carry no dependence), and the schedule after
+    it; None when no depth may."""
+    for d in range(depth):
+        move = Move("parallel_at", (str(nest),), d)
+        try:
+            return move, move.apply(s)
+        except (IllegalTransformError, UnprovenTransformError):
+            continue
+        except ScheduleError:
+            return None
+    return None
 
 
 def _parse_skew(call: str) -> Move:
@@ -352,6 +373,38 @@ def _parse_skew(call: str) -> Move:
     inner = call[call.index("(") + 1 : call.rindex(")")]
     loop, by, factor = (p.strip().strip("'") for p in inner.split(","))
     return Move("skew", (loop, by), int(factor))
+
+
+def start_candidates(
+    start: Sequence[Any], natural: Schedule, recipe: Schedule | None, space: Space
+) -> list[Candidate]:
+    """The candidates to measure first from `start` (candidates, or results with a
+    `candidate`), each followed, when `space` has threads, by itself with each nest's
+    outermost loops that may run in parallel made parallel (where it has none yet)."""
+    out: list[Candidate] = []
+    for given in start:
+        c = getattr(given, "candidate", given)
+        if not isinstance(c, Candidate):
+            raise ScheduleError(
+                f"a start of pk.tune is a Candidate or a TuneResult, not {type(given).__name__}"
+            )
+        c = Candidate(c.moves, c.recipe, "start")
+        out.append(c)
+        if not space.threads or any(m.op == "parallel_at" for m in c.moves):
+            continue
+        try:
+            s = c.schedule(natural, recipe)
+        except ScheduleError:
+            continue  # the search will say why (pruned or refused)
+        moves = list(c.moves)
+        for nest, depth in enumerate(space.parallel_depths):
+            found = outermost_parallel(s, nest, 2 * depth + len(c.moves))
+            if found is not None:
+                moves.append(found[0])
+                s = found[1]
+        if len(moves) > len(c.moves):
+            out.append(Candidate(tuple(moves), c.recipe, "start, parallel"))
+    return out
 
 
 def legality_outcome(

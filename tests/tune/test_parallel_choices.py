@@ -1,0 +1,92 @@
+"""The parallel loop as a choice of the search: a depth of a nest's loops (below a fork,
+each branch's loops at it), the Pluto start at the outermost depth that may run in
+parallel, and `start=` candidates (a one-thread winner) tried again with their outermost
+parallel loops."""
+
+from __future__ import annotations
+
+import pytest
+
+import polykrnl as pk
+from polykrnl.errors import IllegalTransformError, ScheduleError
+from polykrnl.tuning import Candidate, Move, space_of, synthetic_cost
+from polykrnl.tuning.space import start_candidates
+
+# A time loop around two sibling nests (PolyBench's jacobi-1d, one row)
+STENCIL = """
+func.func @st(%A: memref<64xf64>, %B: memref<64xf64>) {
+  %c = arith.constant 0.5 : f64
+  %tt, %ii, %jj = krnl.define_loops 3
+  krnl.iterate(%tt) with (%tt -> %t = 0 to 8) {
+    krnl.iterate(%ii) with (%ii -> %i = 1 to 63) {
+      %im = affine.apply affine_map<(d0) -> (d0 - 1)>(%i)
+      %ip = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
+      %a = krnl.load %A[%im] : memref<64xf64>
+      %b = krnl.load %A[%ip] : memref<64xf64>
+      %s = arith.addf %a, %b : f64
+      %v = arith.mulf %c, %s : f64
+      krnl.store %v, %B[%i] : memref<64xf64>
+    }
+    krnl.iterate(%jj) with (%jj -> %j = 1 to 63) {
+      %jm = affine.apply affine_map<(d0) -> (d0 - 1)>(%j)
+      %jp = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)
+      %a = krnl.load %B[%jm] : memref<64xf64>
+      %b = krnl.load %B[%jp] : memref<64xf64>
+      %s = arith.addf %a, %b : f64
+      %v = arith.mulf %c, %s : f64
+      krnl.store %v, %A[%j] : memref<64xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def _natural() -> pk.Schedule:
+    return pk.Schedule.from_function(pk.parse(STENCIL)["st"], recipe=False)
+
+
+def test_a_depth_below_a_fork_runs_every_branch_in_parallel() -> None:
+    natural = _natural()
+    with pytest.raises(IllegalTransformError):
+        Move("parallel_at", ("0",), 0).apply(natural)  # the time loop carries
+    s = Move("parallel_at", ("0",), 1).apply(natural)
+    assert s.loop("i").parallel and s.loop("j").parallel and not s.loop("t").parallel
+    with pytest.raises(ScheduleError, match="no loop at depth 2"):
+        Move("parallel_at", ("0",), 2).apply(natural)
+
+
+def test_the_pluto_start_runs_the_outermost_parallel_depth() -> None:
+    space = space_of(_natural(), threads=True)
+    assert space.parallel_depths == (2,) and space.parallel_starts == (1,)
+    assert space.pluto_params()["n0.parallel"] == "1"
+    assert space_of(_natural()).parallel_starts == ()  # one thread: no choice
+
+
+def test_a_start_is_tried_again_with_its_outermost_parallel_loops() -> None:
+    natural = _natural()
+    blocked = Candidate((Move("block", ("i",), 16), Move("block", ("j",), 8)))
+    one_thread = space_of(natural)
+    assert start_candidates([blocked], natural, None, one_thread) == [blocked]
+    threaded = space_of(natural, threads=True)
+    first, second = start_candidates([blocked], natural, None, threaded)
+    assert first == blocked and first.label == "start"
+    assert second.moves == (*blocked.moves, Move("parallel_at", ("0",), 1))
+    s = second.schedule(natural)
+    assert s.loop("i_t").parallel and s.loop("j_t").parallel and s.legal
+    with pytest.raises(ScheduleError, match="Candidate or a TuneResult"):
+        start_candidates(["block"], natural, None, threaded)
+
+
+def test_tune_measures_the_start_and_its_parallel_form_first() -> None:
+    fn = pk.parse(STENCIL)["st"]
+    blocked = Candidate((Move("block", ("i",), 16),))
+    result = pk.tune(
+        fn, cost=synthetic_cost, workers=0, seed=0, max_trials=4, threads=True, start=[blocked]
+    )
+    labels = [t.outcome.candidate.label for t in result.tried]
+    assert labels[:2] == ["start", "start, parallel"], labels
+    assert result.tried[1].outcome.status == "timed"
+    # an earlier result starts a search by its winner
+    again = pk.tune(fn, cost=synthetic_cost, workers=0, seed=1, max_trials=2, start=[result])
+    assert again.tried[0].outcome.candidate == result.candidate

@@ -138,12 +138,12 @@ def searched(
     args: dict[str, Any],
     settings: Settings,
     threads: bool,
-    start: dict[str, Any] | None = None,
+    starts: dict[str, Any] | None = None,
 ) -> tuple[Any, float, str]:
     """pk.tune of each function of `fns` (one program: PolyBench's natural `@K` and its
     hand-distributed `@K_tiled`, whose loops the primitives cannot make from `@K`), the
     budget shared; the faster winner by three rounds side by side. The result, the
-    seconds it all took, and the function it came from. `start`: by function name, a
+    seconds it all took, and the function it came from. `starts`: by function name, a
     result to start that function's search from (the one-thread winner)."""
     start = time.perf_counter()
     results = [
@@ -154,7 +154,7 @@ def searched(
             seed=settings.seed,
             repeats=3,
             threads=threads,
-            start=[start[fn.name]] if start and fn.name in start else [],
+            start=[starts[fn.name]] if starts and fn.name in starts else [],
         )
         for fn in fns
     ]
@@ -201,7 +201,7 @@ def tuned_row(
     if settings.threads > 1 and c_parallel is not None:
         numba_module().set_num_threads(settings.threads)
         par, par_seconds, par_source = searched(
-            fns, args, settings, threads=True, start={source: result}
+            fns, args, settings, threads=True, starts={source: result}
         )
         parallel = {"searched": par_seconds, "winner": f"@{par_source}: {par.candidate}"}
         parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned

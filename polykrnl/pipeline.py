@@ -22,7 +22,7 @@ import islpy as isl
 
 from polykrnl import targets
 from polykrnl.display import code, display_box, highlight, preformatted, section, side_by_side
-from polykrnl.errors import ScheduleError, UnsupportedError
+from polykrnl.errors import IllegalTransformError, ScheduleError, UnsupportedError
 from polykrnl.ir import Function
 from polykrnl.poly.budget import bounded
 from polykrnl.targets.mlir import MlirKernel
@@ -32,7 +32,15 @@ from polykrnl.targets.pto.kernel import PtoKernel
 from polykrnl.transforms import core, legality, looptree, to_krnl, trace
 from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
-from polykrnl.transforms.primitives import block, parallel, permute, skew, trivialize, unroll
+from polykrnl.transforms.primitives import (
+    block,
+    fuse,
+    parallel,
+    permute,
+    skew,
+    trivialize,
+    unroll,
+)
 from polykrnl.transforms.recipe import schedule_as, schedule_of
 
 
@@ -183,6 +191,54 @@ class Schedule(core.Schedule):
         }
         """
         return self._checked(skew.skew(self, loop, by, factor), force)
+
+    @bounded("fuse")
+    def fuse(self, first: str, second: str, shift: int = 0, *, force: bool = False) -> Self:
+        """Run the adjacent sibling loops `first` and `second` as one loop (not Krnl).
+
+        In each iteration v of the fused loop (named `first`), the body of `first` at v
+        runs, then the body of `second` at v - `shift`: `shift` delays the second loop so
+        that what it reads was computed (jacobi's second nest reads its neighbours: 1).
+        The loops inside stay siblings; fuse them in turn. Raises
+        `IllegalTransformError` when the fused order breaks a dependence (unless
+        `force=True`), `ScheduleError` when the loops are not adjacent siblings as
+        written, or their bounds differ by more than a constant. Krnl has no fusion op:
+        `to_krnl()` refuses fused schedules.
+
+        Examples
+        --------
+        >>> import polykrnl as pk
+        >>> fn = pk.parse('''
+        ... func.func @two(%A: memref<8xf32>, %B: memref<8xf32>) {
+        ...   %ii, %jj = krnl.define_loops 2
+        ...   krnl.iterate(%ii) with (%ii -> %i = 0 to 7) {
+        ...     %v = krnl.load %A[%i] : memref<8xf32>
+        ...     krnl.store %v, %B[%i] : memref<8xf32>
+        ...   }
+        ...   krnl.iterate(%jj) with (%jj -> %j = 1 to 8) {
+        ...     %im = affine.apply affine_map<(d0) -> (d0 - 1)>(%j)
+        ...     %v = krnl.load %B[%im] : memref<8xf32>
+        ...     krnl.store %v, %A[%j] : memref<8xf32>
+        ...   }
+        ...   return
+        ... }''')["two"]
+        >>> print(pk.Schedule.from_function(fn).fuse("i", "j", 0).loops())
+        for %i = 0 to 8 {
+          S0: krnl.store B[%i] <- A[%i]
+          S1: krnl.store A[%i] <- B[%i - 1]
+        }
+        """
+        fused = fuse.fuse(self, first, second, shift)
+        try:
+            return self._checked(fused, force)
+        except IllegalTransformError as e:
+            least = fuse.smallest_shift(self, first, second)
+            if least is not None and least > shift:
+                e.hint = (
+                    f"the smallest shift that keeps every dependence is {least}: "
+                    f"fuse({first!r}, {second!r}, {least}); " + (e.hint or "")
+                )
+            raise
 
     @bounded("unroll")
     def unroll(self, loop: str, *, force: bool = False) -> Self:

@@ -75,10 +75,14 @@ class LoopInfo:
     trivial: bool = False
     parallel: bool = False
     unroll: bool = False
-    # After skew: this loop runs over vid's value + sum(factor * value of v).
+    # After skew: this loop runs over vid's value + sum(factor * value of v), in the
+    # original values (a skew by a loop that is skewed itself adds its terms too).
     skew: tuple[tuple[str, int], ...] = ()
     # The tile loop of a skewed loop: its range is shown as isl computes it.
     isl_bounds: bool = False
+    # After fuse: the values of other loops this loop also carries, each with its shift
+    # (that value is this loop's unskewed value minus the shift, for its statements).
+    fused: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
@@ -102,9 +106,9 @@ SNode = Union[SLoop, SStmt]  # noqa: UP007
 class Step:
     """One applied primitive, replayable (and printable as a Krnl recipe op)."""
 
-    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew"]
+    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew", "fuse"]
     loops: tuple[str, ...]
-    size: int = 0  # block: the tile size; skew: the factor
+    size: int = 0  # block: the tile size; skew: the factor; fuse: the shift
     perm: tuple[int, ...] = ()
     names: tuple[str, ...] = ()
     # The Krnl recipe op it comes from, if any.
@@ -132,6 +136,8 @@ def step_text(st: Step) -> str:
         return f"permute({list(st.loops)}, {list(st.perm)})"
     if st.op == "skew":
         return f"skew({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
+    if st.op == "fuse":
+        return f"fuse({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
     if st.op == "trivial":
         return f"trivialize({st.loops[0]!r})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
@@ -246,6 +252,9 @@ class Schedule:
         for by, factor in info.skew:
             f = isl.Val.int_from_si(v.get_ctx(), factor)
             v = v.sub(self.vid_value(by, stmt).scale_val(f))
+        shift = dict(info.fused).get(vid, 0)
+        if shift:
+            v = v.add_constant_val(isl.Val.int_from_si(v.get_ctx(), -shift))
         return v
 
     def vid_text(self, vid: str) -> str:
@@ -253,9 +262,12 @@ class Schedule:
         info = self.carrier(vid)
         text = f"%{info.name}"
         for by, factor in info.skew:
-            term = self.vid_text(by) if factor == 1 else f"{self.vid_text(by)} * {factor}"
-            text += f" - {term}"
-        return f"({text})" if info.skew else text
+            term = self.vid_text(by) if abs(factor) == 1 else f"{self.vid_text(by)} * {abs(factor)}"
+            text += f" - {term}" if factor > 0 else f" + {term}"
+        shift = dict(info.fused).get(vid, 0)
+        if shift:
+            text += f" - {shift}" if shift > 0 else f" + {-shift}"
+        return f"({text})" if info.skew or shift else text
 
     def vid_loops(self, vid: str) -> list[str]:
         """The loops whose values the value `vid` is computed from."""
@@ -289,7 +301,10 @@ class Schedule:
 
     @cached_property
     def _carriers(self) -> dict[str, LoopInfo]:
-        return {info.vid: info for info in self.loop_info.values()}
+        out = {info.vid: info for info in self.loop_info.values()}
+        for info in self.loop_info.values():
+            out.update({vid: info for vid, _ in info.fused})
+        return out
 
     @cached_property
     def _paths(self) -> dict[str, tuple[int, ...]]:

@@ -44,7 +44,7 @@ def split_point(sched: Schedule, loop: str) -> SplitPoint | None:
     no dependence is carried, any value splits correctly.
     """
     info = sched.loop_info[loop]
-    if info.step != 1 or info.kind != "loop" or info.skew:
+    if info.step != 1 or info.kind != "loop" or info.skew or info.fused:
         return None
     path = sched.loop_paths()[loop]
     k = len(path)

@@ -35,6 +35,15 @@ def to_krnl(sched: Schedule) -> str:
             hint="keep the skewed schedule in Python (loops(), trace(), check(), code "
             "generation), or write the skew into the program's subscripts by hand",
         )
+    fused = [st for st in sched.steps if st.op == "fuse"]
+    if fused:
+        first, second = fused[0].loops
+        raise ScheduleError(
+            f"cannot write Krnl for this schedule: loops '{first}' and '{second}' are fused, "
+            "and Krnl has no fusion op (a krnl.iterate's loops are the ones written)",
+            hint="keep the fused schedule in Python (loops(), trace(), check(), code "
+            "generation), or write the loops fused in the program by hand",
+        )
     fn0 = sched.program.function
     module = parse(fn0.module.print(), fn0.module.filename or "<schedule>")
     fn = module[fn0.name]

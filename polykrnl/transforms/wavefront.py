@@ -86,7 +86,8 @@ def _pair(sched: ScheduleT, inner: str, status: Mapping[str, str]) -> str | None
         return None
     for x in (inner, outer):
         info = sched.loop_info[x]
-        if info.kind != "loop" or info.step != 1 or info.skew or info.parallel or info.unroll:
+        kept = info.skew or info.fused or info.parallel or info.unroll
+        if info.kind != "loop" or info.step != 1 or kept:
             return None
     if split_point(sched, inner) is not None:
         return None  # three parts over slices beat fronts over gathered elements

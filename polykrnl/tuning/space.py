@@ -1,5 +1,8 @@
 """The search space of `pk.tune`: what the primitives may do to each nest of a function.
 
+Sibling loops inside a loop (a time loop's spatial nests) may first be fused, each pair at
+its smallest legal shift (`fusion_moves`): a choice of its own, with the bands of the fused
+schedule (jacobi-2d's t, i, j, tilable across time once skewed) in place of the others.
 For every top-level nest of the function in its written order, every band (a perfectly
 nested chain of at least two loops) that the legality report finds is a set of choices:
 the skews the report suggests where they make the band tilable, a block size per loop
@@ -37,7 +40,7 @@ MAX_UNROLL = 16
 #: bands longer than this get the rotations of their order only, not all n! orders
 MAX_PERMUTED = 5
 
-MoveOp = Literal["skew", "block", "reorder", "unroll", "parallel_at"]
+MoveOp = Literal["fuse", "skew", "block", "reorder", "unroll", "parallel_at"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Move:
             return f"block({self.loops[0]!r}, {self.size})"
         if self.op == "skew":
             return f"skew({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
+        if self.op == "fuse":
+            return f"fuse({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
         if self.op == "reorder":
             return f"reorder({list(self.loops)})"
         if self.op == "unroll":
@@ -70,6 +75,8 @@ class Move:
             return s.block(self.loops[0], self.size)
         if self.op == "skew":
             return s.skew(self.loops[0], self.loops[1], self.size)
+        if self.op == "fuse":
+            return s.fuse(self.loops[0], self.loops[1], self.size)
         if self.op == "reorder":
             return s.reorder(list(self.loops))
         if self.op == "unroll":
@@ -171,15 +178,15 @@ class Space:
     parallel_depths: tuple[int, ...] = ()  # per nest: how many levels of loops it has
     # per nest: the outermost depth whose loops may run in parallel as written (None: none)
     parallel_starts: tuple[int | None, ...] = ()
+    # the fusion of sibling loops inside a loop (a time loop's spatial nests), each at
+    # its smallest legal shift, and the bands of the fused schedule (empty: none fuse)
+    fusion: tuple[Move, ...] = ()
+    fused_bands: tuple[BandChoices, ...] = ()
 
     @property
     def size(self) -> int:
         """How many candidates the space holds (orders and sizes multiplied out)."""
-        n = 1
-        for b in self.bands:
-            for sizes in b.sizes:
-                n *= len(sizes)
-            n *= len(b.orders(b.loops)) ** 2 * (2 if b.skews else 1) * 2
+        n = _bands_size(self.bands) + (_bands_size(self.fused_bands) if self.fusion else 0)
         for depth in self.parallel_depths:
             n *= depth + 1
         return n
@@ -187,7 +194,11 @@ class Space:
     def candidate(self, trial: Trial) -> Candidate:
         """The candidate a trial chooses (its parameters suggested band by band)."""
         moves: list[Move] = []
-        for b in self.bands:
+        bands = self.bands
+        if self.fusion and trial.suggest_categorical("fuse", [False, True]):
+            moves += self.fusion
+            bands = self.fused_bands
+        for b in bands:
             moves += _band_moves(b, trial)
         if self.threads:
             for nest, depth in enumerate(self.parallel_depths):
@@ -200,13 +211,8 @@ class Space:
 
     def natural_params(self) -> dict[str, Any]:
         """The parameters of the loops as written (Optuna's enqueued first trial)."""
-        out: dict[str, Any] = {}
-        for b in self.bands:
-            if b.skews:
-                out[f"{b.key}.skew"] = False
-            out.update({f"{b.key}.block.{x}": 0 for x in b.loops})
-            out[f"{b.key}.points"] = ",".join(b.loops)
-            out[f"{b.key}.unroll"] = False
+        out: dict[str, Any] = {"fuse": False} if self.fusion else {}
+        out.update(_plain_params(self.bands))
         if self.threads:
             out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
         return out
@@ -216,7 +222,12 @@ class Space:
         by `block` (the nearest size offered) in its order, the outermost loops that may
         run in parallel as written parallel."""
         out = self.natural_params()
-        for b in self.bands:
+        bands = self.bands
+        if self.fusion:
+            # Pluto fuses first: the time loop's sibling nests become one band to tile.
+            out["fuse"], bands = True, self.fused_bands
+            out.update(_plain_params(bands))
+        for b in bands:
             if not b.permutable and not b.skews:
                 continue
             if b.skews:
@@ -234,6 +245,27 @@ class Space:
             starts = enumerate(self.parallel_starts)
             out.update({f"n{n}.parallel": str(d) for n, d in starts if d is not None})
         return out
+
+
+def _plain_params(bands: Sequence[BandChoices]) -> dict[str, Any]:
+    """The parameters that leave `bands` as they are."""
+    out: dict[str, Any] = {}
+    for b in bands:
+        if b.skews:
+            out[f"{b.key}.skew"] = False
+        out.update({f"{b.key}.block.{x}": 0 for x in b.loops})
+        out[f"{b.key}.points"] = ",".join(b.loops)
+        out[f"{b.key}.unroll"] = False
+    return out
+
+
+def _bands_size(bands: Sequence[BandChoices]) -> int:
+    n = 1
+    for b in bands:
+        for sizes in b.sizes:
+            n *= len(sizes)
+        n *= len(b.orders(b.loops)) ** 2 * (2 if b.skews else 1) * 2
+    return n
 
 
 def _band_moves(b: BandChoices, trial: Trial) -> list[Move]:
@@ -309,20 +341,36 @@ def space_of(
     >>> [(b.loops, b.permutable, b.sizes[0]) for b in space.bands]
     [(('i', 'j'), True, (0, 8, 16, 32))]
     """
-    report = natural.check()
     ints = [int(v) for v in (params or {}).values() if float(v).is_integer()]
     largest = max(ints) if ints else None
     top = [n for n in natural.nodes if hasattr(n, "body")]
+    bands = _bands_of(natural, "b", largest, skew)
+    fusion, fused = fusion_moves(natural)
+    fused_bands = _bands_of(fused, "f", largest, skew) if fusion else ()
+    depths = tuple(_depth(n) for n in top)
+    starts: tuple[int | None, ...] = ()
+    if threads:
+        found = [outermost_parallel(natural, k, d) for k, d in enumerate(depths)]
+        starts = tuple(f[0].size if f is not None else None for f in found)
+    name = natural.program.function.name
+    return Space(name, bands, len(top), threads, depths, starts, fusion, fused_bands)
+
+
+def _bands_of(
+    sched: Schedule, prefix: str, largest: int | None, skew: bool
+) -> tuple[BandChoices, ...]:
+    """The choices of each band of at least two loops that `sched`'s report finds."""
+    top = [n for n in sched.nodes if hasattr(n, "body")]
     nest_of = {name: k for k, n in enumerate(top) for name in _names(n)}
     bands: list[BandChoices] = []
-    for band in report.bands:
+    for band in sched.check().bands:
         if len(band.loops) < 2:
             continue  # strip-mining one loop alone changes no order: nothing to gain
-        constant = tuple(natural.trip_info(natural.loop(x))[0] for x in band.loops)
+        constant = tuple(sched.trip_info(sched.loop(x))[0] for x in band.loops)
         skews = tuple(_parse_skew(s) for s in band.suggestion) if skew else ()
         bands.append(
             BandChoices(
-                key=f"b{len(bands)}",
+                key=f"{prefix}{len(bands)}",
                 nest=nest_of[band.loops[0]],
                 loops=band.loops,
                 permutable=band.permutable,
@@ -331,12 +379,45 @@ def space_of(
                 constant=constant,
             )
         )
-    depths = tuple(_depth(n) for n in top)
-    starts: tuple[int | None, ...] = ()
-    if threads:
-        found = [outermost_parallel(natural, k, d) for k, d in enumerate(depths)]
-        starts = tuple(f[0].size if f is not None else None for f in found)
-    return Space(natural.program.function.name, tuple(bands), len(top), threads, depths, starts)
+    return tuple(bands)
+
+
+def fusion_moves(natural: Schedule) -> tuple[tuple[Move, ...], Schedule]:
+    """Fuse, left to right and then inside the fused loops, the adjacent sibling loops
+    inside a loop (not top-level nests: a time loop's spatial nests), each at its
+    smallest legal shift; the moves and the schedule after them. A pair that cannot
+    fuse (bounds that differ by more than a constant, no constant shift) stays apart."""
+    from polykrnl.transforms.primitives.fuse import smallest_shift
+
+    s, moves = natural, list[Move]()
+    refused: set[tuple[str, str]] = set()
+    while True:
+        pair = next((p for p in _adjacent_inner_loops(s.nodes) if p not in refused), None)
+        if pair is None:
+            return tuple(moves), s
+        shift = smallest_shift(s, *pair)
+        try:
+            if shift is None:
+                raise ScheduleError("no constant shift")
+            move = Move("fuse", pair, shift)
+            s = move.apply(s)
+            moves.append(move)
+        except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+            refused.add(pair)
+
+
+def _adjacent_inner_loops(nodes: Sequence[SNode]) -> list[tuple[str, str]]:
+    """Pairs of adjacent sibling loops inside a loop, outermost first."""
+    from polykrnl.transforms.core import SLoop
+
+    out: list[tuple[str, str]] = []
+    for n in nodes:
+        if isinstance(n, SLoop):
+            for a, b in itertools.pairwise(n.body):
+                if isinstance(a, SLoop) and isinstance(b, SLoop):
+                    out.append((a.name, b.name))
+            out += _adjacent_inner_loops(n.body)
+    return out
 
 
 def _names(node: Any) -> list[str]:

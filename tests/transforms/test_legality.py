@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -106,6 +107,28 @@ def test_skew_suggestions_from_isl_make_the_band_tilable(
         s = s.block(loop, 2)
     tiled = s.reorder([*(f"{x}_t" for x in band.loops), *band.loops])
     assert tiled.check().legal and _same_results(fn, tiled)
+
+
+def test_a_skew_by_a_skewed_loop_keeps_the_original_values() -> None:
+    # seidel's skews run j over j + t + (i + t): the value of loop i as it runs then.
+    # Each statement's original iterators are read back (vid_value) and shown in its
+    # subscripts with the loops' names; both are checked against the domain's identity.
+    fn = _kernel("seidel_2d")
+    s = pk.Schedule.from_function(fn, recipe=False)
+    skewed = s.skew("i", "t", 1).skew("j", "t", 1).skew("j", "i", 1)
+    (st,) = skewed.statements
+    dom = skewed.statements[st].domain
+    for pos, loop in enumerate(("t", "i", "j")):
+        identity = isl.PwAff.var_on_domain(
+            isl.LocalSpace.from_space(dom.get_space()), isl.dim_type.set, pos
+        )
+        got = skewed.vid_value(skewed.loop(loop).vid, st)
+        assert got.is_equal(identity.intersect_domain(dom)), (loop, got)
+    assert skewed.vid_text(skewed.loop("j").vid) == "(%j - %t * 2 - (%i - %t))"
+    # the loop's range is that of its values: j + 2t + i for 1 <= j < 6
+    assert skewed.format_bounds(skewed.loop("j")) == (
+        "%t + 1 + (%i - %t) + %t to %t + 6 + (%i - %t) + %t"
+    )
 
 
 def test_refused_permute_suggests_the_closest_legal_order() -> None:

@@ -122,6 +122,16 @@ def lower(
     need when a loop that is not blocked has a symbolic range; `double_buffer` gives the
     tiles of innermost tile loops two copies where they fit (:mod:`.pipeline`).
     """
+    moved = next((st for st in sched.steps if st.op in ("skew", "fuse")), None)
+    if moved is not None:
+        # Tiles are planned from each loop's own bounds; a skewed or fused loop runs its
+        # statements over other ranges (each on its own domain).
+        raise PtoError(
+            f"PTO code generation: the schedule applies {moved.op}({', '.join(moved.loops)}), "
+            "and PTO kernels are planned from loops that run as written or tiled",
+            hint="generate this schedule with to_numpy(), to_numba() or to_mlir(), or "
+            "tile the loops without skew or fusion for PTO",
+        )
     a = arch(arch_name)
     program = sched.program
     fn = program.function

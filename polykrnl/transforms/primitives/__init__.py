@@ -13,6 +13,7 @@ They follow Krnl exactly (see docs/krnl-semantics.md):
 * ``parallel(*loops)`` marks loops parallel (coincident bands);
   ``unroll(loop)`` needs a constant trip count.
 * ``skew(loop, by, factor)`` (not Krnl) runs a loop shifted by an outer one;
+  ``fuse(first, second, shift)`` (not Krnl) runs two adjacent sibling loops as one;
   ``trivialize(loop)`` makes a loop run once (a Krnl point loop never named).
 
 Each checks its arguments against the schedule before it builds anything and

@@ -46,7 +46,7 @@ def _reordered(sched: ScheduleT, chain: list[str], new: list[str], step: Step) -
     def uses(name: str) -> list[str]:
         """The loops of the chain whose values the bounds of loop `name` read."""
         info = sched.loop_info[name]
-        if info.skew or info.isl_bounds:
+        if info.skew or info.isl_bounds or info.fused:
             # A skewed band (polykrnl's extension, not Krnl): bounds that use a
             # loop now inside are shown as isl computes them.
             return []

@@ -38,10 +38,19 @@ def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
     values = {}
     for s_name, v in info.values.items():
         values[s_name] = v.add(sched.loop_info[by].values[s_name].scale_val(f))
+    # The loop runs over `by`'s value as it runs now, itself skewed perhaps: in the
+    # original values, by + its own skew terms (seidel: j + t + (i + t), not j + t + i).
+    terms = dict(info.skew)
+    for vid, c in ((outer.vid, 1), *outer.skew):
+        terms[vid] = terms.get(vid, 0) + factor * c
+    added = [(vid, factor * c) for vid, c in ((outer.vid, 1), *outer.skew)]
 
     def shifted(b: Bound) -> Bound:
         n = len(b.operands)
-        return Bound(b.expr + AffineDimExpr(n) * factor, (*b.operands, Ref("value", outer.vid)))
+        expr = b.expr
+        for k, (_, c) in enumerate(added):
+            expr = expr + AffineDimExpr(n + k) * c
+        return Bound(expr, (*b.operands, *(Ref("value", vid) for vid, _ in added)))
 
     infos = dict(sched.loop_info)
     infos[loop] = replace(
@@ -49,7 +58,7 @@ def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
         lbs=tuple(shifted(b) for b in info.lbs),
         ubs=tuple(shifted(b) for b in info.ubs),
         values=values,
-        skew=(*info.skew, (outer.vid, factor)),
+        skew=tuple((vid, c) for vid, c in terms.items() if c),
     )
     step = Step("skew", (loop, by), size=factor)
     return sched.derive(loop_info=infos, steps=(*sched.steps, step))

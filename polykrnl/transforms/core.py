@@ -470,13 +470,19 @@ class Schedule:
 
         def marks(loop: str, sched: isl.Schedule) -> isl.Schedule:
             info = infos[loop]
-            if not (info.parallel or info.unroll):
+            if not (info.parallel or info.unroll or info.fused):
                 return sched
             band = sched.get_root().child(0).child(0)
             if info.parallel:
                 band = band.band_member_set_coincident(0, True)
             if info.unroll:
                 band = band.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
+            elif info.fused:
+                # The statements of a fused loop start and end at different values: its
+                # range is split where the set of statements changes, so that the loops
+                # inside hold no test of it (a guard in the innermost loop keeps LLVM from
+                # vectorizing it).
+                band = band.band_member_set_ast_loop_type(0, isl.ast_loop_type.separate)
             return band.get_schedule()
 
         points = self.unrolled_points

@@ -24,8 +24,8 @@ from polykrnl.transforms.core import Schedule, SLoop, SNode
 _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 
 
-def to_krnl(sched: Schedule) -> str:
-    """Krnl MLIR text (the whole module) whose recipe reproduces `sched`."""
+def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
+    """A skew or a fusion has no Krnl op: say so."""
     skewed = [st for st in sched.steps if st.op == "skew"]
     if skewed:
         loop, by = skewed[0].loops
@@ -44,6 +44,11 @@ def to_krnl(sched: Schedule) -> str:
             hint="keep the fused schedule in Python (loops(), trace(), check(), code "
             "generation), or write the loops fused in the program by hand",
         )
+
+
+def to_krnl(sched: Schedule) -> str:
+    """Krnl MLIR text (the whole module) whose recipe reproduces `sched`."""
+    _refuse_steps_krnl_lacks(sched)
     fn0 = sched.program.function
     module = parse(fn0.module.print(), fn0.module.filename or "<schedule>")
     fn = module[fn0.name]

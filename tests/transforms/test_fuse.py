@@ -95,6 +95,11 @@ def test_fused_loops_run_both_bodies_per_iteration() -> None:
     assert str(s.loops()).splitlines()[0] == "for %i = 0 to 8 {"
     assert s.script().splitlines()[-1] == "s = s.fuse('i', 'j', 0)"
     assert _same(fn, s) and _same(fn, s, "numpy") and _same(fn, s, "numba")
+    # The fused range is split where the statements change (0: the first only, 7: the
+    # second only): no test of the loop's value inside it.
+    source = s.to_numba(parallel=False).function_source
+    body = source[source.index("def kernel_two") :]
+    assert "for i_1 in range(1, 7):" in body and "if " not in body.split("\n", 5)[-1], body
     # the second loop's statement still reads its own value
     (_, second) = sorted(s.statements)
     j = s.vid_value(s.loop("i").fused[0][0], second)

@@ -109,6 +109,19 @@ class Lowered:
     fixed: Mapping[str, int] = field(default_factory=dict)
 
 
+def _refuse_moved_loops(sched: Schedule) -> None:
+    """Refuse a skewed or fused schedule: tiles are planned from each loop's own bounds,
+    and such a loop runs its statements over other ranges (each on its own domain)."""
+    moved = next((st for st in sched.steps if st.op in ("skew", "fuse")), None)
+    if moved is not None:
+        raise PtoError(
+            f"PTO code generation: the schedule applies {moved.op}({', '.join(moved.loops)}), "
+            "and PTO kernels are planned from loops that run as written or tiled",
+            hint="generate this schedule with to_numpy(), to_numba() or to_mlir(), or "
+            "tile the loops without skew or fusion for PTO",
+        )
+
+
 def lower(
     sched: Schedule,
     arch_name: str | Arch = "a2a3",
@@ -122,16 +135,7 @@ def lower(
     need when a loop that is not blocked has a symbolic range; `double_buffer` gives the
     tiles of innermost tile loops two copies where they fit (:mod:`.pipeline`).
     """
-    moved = next((st for st in sched.steps if st.op in ("skew", "fuse")), None)
-    if moved is not None:
-        # Tiles are planned from each loop's own bounds; a skewed or fused loop runs its
-        # statements over other ranges (each on its own domain).
-        raise PtoError(
-            f"PTO code generation: the schedule applies {moved.op}({', '.join(moved.loops)}), "
-            "and PTO kernels are planned from loops that run as written or tiled",
-            hint="generate this schedule with to_numpy(), to_numba() or to_mlir(), or "
-            "tile the loops without skew or fusion for PTO",
-        )
+    _refuse_moved_loops(sched)
     a = arch(arch_name)
     program = sched.program
     fn = program.function

@@ -27,9 +27,7 @@ def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT
     """One loop of the adjacent siblings `first` and `second` (`second` by `shift`)."""
     a, b = sched.loop(first), sched.loop(second)
     if not isinstance(shift, int) or isinstance(shift, bool):
-        raise ScheduleError(
-            f"fuse shift {shift!r} must be an integer", hint="fuse('i', 'i2', 1)"
-        )
+        raise ScheduleError(f"fuse shift {shift!r} must be an integer", hint="fuse('i', 'i2', 1)")
     _check_siblings(sched, first, second)
     for info in (a, b):
         if info.parallel or info.unroll:
@@ -127,7 +125,6 @@ def _union_bound(xs: tuple[Bound, ...], ys: tuple[Bound, ...], *, lower: bool) -
     return xs[0] if pick_x else ys[0]
 
 
-
 def smallest_shift(sched: ScheduleT, first: str, second: str) -> int | None:
     """The smallest shift that keeps every dependence when fusing `first` and `second`
     (adjacent siblings): in one iteration of the loops around them, an instance of
@@ -167,4 +164,3 @@ def _values_map(sched: ScheduleT, loops: list[str], stmt: str, last: isl.PwAff) 
     for v in vals[1:]:
         m = m.flat_range_product(isl.Map.from_pw_aff(v))
     return m
-

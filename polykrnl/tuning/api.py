@@ -43,16 +43,18 @@ def tune(
 ) -> TuneResult:
     """The fastest legal schedule of `fn` found in `budget` seconds, by measured time.
 
-    The space (`polykrnl.tuning.space`): per band of each nest, skews that make it tilable,
+    The space (`polykrnl.tuning.space`): the fusion of a loop's sibling loops (a time
+    loop's spatial nests), per band of each nest, skews that make it tilable,
     block sizes, orders of the tile and point loops, unrolling; with `threads`, the
-    parallel loop. Optuna's TPE sampler searches it, starting from the loops as written,
-    the function's recipe and a Pluto-style tiling; candidates that break a dependence are
-    pruned before anything is compiled. Each other candidate is compiled for `target`
+    parallel loops. Optuna's TPE sampler searches it, starting from the loops as written,
+    the function's recipe and two Pluto-style tilings; candidates that break a dependence
+    are pruned before anything is compiled. Each other candidate is compiled for `target`
     (Numba, or "mlir": native code through MLIR's own tools; `parallel=threads`),
     checked against the reference interpreter at small sizes, then timed at `params`
     (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``; others take `size`)
     with a warm-up and `repeats` calls, median kept. The search stops at 85% of the
-    budget; the fastest three, the natural order and the recipe are then timed again in
+    budget (a candidate still measured then is stopped: the local pool's processes are
+    replaced); the fastest three, the natural order and the recipe are then timed again in
     interleaved rounds, and the winner is the fastest of those times. `sample` (arrays by
     argument name, as the function will be called) sets the dynamic dimensions of those
     arguments to the sample's shapes, where `params` does not.

@@ -20,12 +20,14 @@ order, whatever finished first: a fixed seed gives the same search on any evalua
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from polykrnl.tuning.measure import Job, Outcome, evaluate, retime, set_timing_lock
+from polykrnl.tuning.measure import Job, Outcome, evaluate, overdue, retime, set_timing_lock
 from polykrnl.tuning.space import Candidate
 
 
@@ -35,8 +37,16 @@ class Evaluator(Protocol):
     workers: int
     where: str  # for the report: "this process", "2 local processes", the address
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
-        """The outcome of each candidate, in the order given."""
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
+        """The outcome of each candidate, in the order given; one still measured at
+        `deadline` (a `time.monotonic()` instant) is stopped there and said so, where
+        the evaluator can stop it."""
         ...
 
     def retime(
@@ -60,7 +70,14 @@ class InProcess:
     workers = 1
     where = "this process"
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
+        del deadline  # nothing here can stop a kernel that runs in this process
         return [evaluate(job, c, cutoff) for c in candidates]
 
     def retime(
@@ -76,8 +93,6 @@ class LocalPool:
     """A pool of local processes that compile in parallel and time one at a time."""
 
     def __init__(self, workers: int | None = None, threads: bool = False) -> None:
-        from concurrent.futures import ProcessPoolExecutor
-
         self.workers = workers or default_workers()
         self.where = f"{self.workers} local process{'es' if self.workers > 1 else ''}"
         methods = multiprocessing.get_all_start_methods()
@@ -87,14 +102,46 @@ class LocalPool:
         method = "fork" if "fork" in methods else "spawn"
         if threads and "forkserver" in methods:
             method = "forkserver"
-        ctx = multiprocessing.get_context(method)
-        self._pool = ProcessPoolExecutor(
-            self.workers, mp_context=ctx, initializer=set_timing_lock, initargs=(ctx.Lock(),)
+        self._ctx = multiprocessing.get_context(method)
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> Any:
+        from concurrent.futures import ProcessPoolExecutor
+
+        lock = self._ctx.Lock()
+        return ProcessPoolExecutor(
+            self.workers, mp_context=self._ctx, initializer=set_timing_lock, initargs=(lock,)
         )
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
+        from concurrent.futures import wait
+
         futures = [self._pool.submit(evaluate, job, c, cutoff) for c in candidates]
-        return [f.result() for f in futures]
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        _, late = wait(futures, timeout=timeout)
+        if late:
+            # A kernel cannot be interrupted inside its process: the processes go, with
+            # whatever they were measuring, and a new pool takes their place.
+            self._replace_pool()
+        return [
+            f.result() if f not in late else overdue(c)
+            for f, c in zip(futures, candidates, strict=True)
+        ]
+
+    def _replace_pool(self) -> None:
+        processes = list(getattr(self._pool, "_processes", {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            p.kill()
+        for p in processes:
+            p.join()
+        self._pool = self._new_pool()
 
     def retime(
         self, job: Job, candidates: Sequence[Candidate], rounds: int
@@ -118,10 +165,27 @@ class DaskPool:
         address = getattr(self._client.scheduler, "address", "?")
         self.where = f"Dask at {address} ({self.workers} workers)"
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
+        from distributed import wait
+
         # pure=False: the same candidate asked twice is measured twice, not cached by Dask
         futures = [self._client.submit(evaluate, job, c, cutoff, pure=False) for c in candidates]
-        return list(self._client.gather(futures))
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        with contextlib.suppress(TimeoutError):
+            wait(futures, timeout=timeout)
+        late = [f for f in futures if not f.done()]
+        if late:
+            self._client.cancel(late)  # a task already running goes on, its answer unread
+        return [
+            f.result() if f not in late else overdue(c)
+            for f, c in zip(futures, candidates, strict=True)
+        ]
 
     def retime(
         self, job: Job, candidates: Sequence[Candidate], rounds: int

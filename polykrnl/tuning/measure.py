@@ -81,6 +81,16 @@ class Outcome:
     abandoned: bool = False  # slower than the cutoff at its first call: not repeated
 
 
+def overdue(candidate: Candidate) -> Outcome:
+    """The outcome of a candidate still measured when the search's budget ran out."""
+    return Outcome(
+        candidate,
+        "failed",
+        message="stopped: still measured when the search's budget ran out",
+        abandoned=True,
+    )
+
+
 def synthetic_cost(candidate: Candidate, schedule: Schedule) -> float:
     """A deterministic stand-in for a time, for tests and examples: a number in [1, 2)
     from the candidate's text, the same in every process (Python's hash() is not)."""

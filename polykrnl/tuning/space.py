@@ -217,10 +217,13 @@ class Space:
             out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
         return out
 
-    def pluto_params(self, block: int = 32) -> dict[str, Any]:
+    def pluto_params(self, block: int | tuple[int, int, int] = 32) -> dict[str, Any]:
         """Pluto's start: skew where it makes a band tilable, tile every permutable band
         by `block` (the nearest size offered) in its order, the outermost loops that may
-        run in parallel as written parallel."""
+        run in parallel as written parallel. `block` may be three sizes: for the
+        outermost loop of a band, the loops between, the innermost (a time-tiled
+        stencil wants few time steps per tile and long innermost rows: 16, 64, 256)."""
+        first, middle, last = (block, block, block) if isinstance(block, int) else block
         out = self.natural_params()
         bands = self.bands
         if self.fusion:
@@ -233,10 +236,11 @@ class Space:
             if b.skews:
                 out[f"{b.key}.skew"] = True
             blocked = []
-            for x, sizes in zip(b.loops, b.sizes, strict=True):
+            for k, (x, sizes) in enumerate(zip(b.loops, b.sizes, strict=True)):
+                want = first if k == 0 else last if k == len(b.loops) - 1 else middle
                 offered = [s for s in sizes if s]
                 if offered:
-                    size = min(offered, key=lambda s: (abs(s - block), s))
+                    size = min(offered, key=lambda s: (abs(s - want), s))
                     out[f"{b.key}.block.{x}"] = size
                     blocked.append(x)
             if blocked:

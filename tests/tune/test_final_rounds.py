@@ -27,7 +27,13 @@ class _Times:
         self.times = times
         self.asked: list[tuple[list[Candidate], int]] = []
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
         raise AssertionError("the final rounds measure nothing new")
 
     def retime(
@@ -144,7 +150,13 @@ class _OneSecondBatches:
     def __init__(self, clock: _Clock) -> None:
         self.clock, self.batches = clock, 0
 
-    def run(self, job: Job, candidates: Sequence[Candidate], cutoff: float) -> list[Outcome]:
+    def run(
+        self,
+        job: Job,
+        candidates: Sequence[Candidate],
+        cutoff: float,
+        deadline: float | None = None,
+    ) -> list[Outcome]:
         self.clock.now += 1.0
         self.batches += 1
         return [Outcome(c, "timed", 1.0 + 0.01 * i) for i, c in enumerate(candidates)]

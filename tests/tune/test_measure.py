@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +183,27 @@ if __name__ == "__main__":
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "timed " in done.stdout
+
+
+def _slow_when_blocked(candidate: Candidate, schedule: object) -> float:
+    """A cost that takes a minute for a blocked candidate (a kernel that runs long)."""
+    del schedule
+    if any(m.op == "block" for m in candidate.moves):
+        time.sleep(60)
+    return 1.0
+
+
+def test_a_candidate_still_measured_at_the_deadline_is_stopped() -> None:
+    # The pool's processes cannot interrupt a kernel: they are replaced, and the pool
+    # measures the next batch as before.
+    job = Job(SMALL, "mm", (), cost=_slow_when_blocked)
+    blocked = Candidate((Move("block", ("i",), 8),))
+    pool = LocalPool(2)
+    try:
+        fast, slow = pool.run(job, [Candidate(), blocked], math.inf, time.monotonic() + 2.0)
+        assert fast.status == "timed" and fast.seconds == 1.0
+        assert slow.status == "failed" and slow.abandoned and "budget ran out" in slow.message
+        (again,) = pool.run(job, [Candidate()], math.inf, time.monotonic() + 30.0)
+        assert again.status == "timed"
+    finally:
+        pool.close()

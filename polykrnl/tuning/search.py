@@ -29,8 +29,8 @@ from polykrnl.tuning.space import Candidate, Space
 #: batches in a row with nothing new before the space counts as exhausted
 EXHAUSTED_AFTER = 8
 #: the second Pluto-style start's tile sizes: outermost loop of a band, the loops between,
-#: the innermost (jacobi-2d at LARGE fused and skewed: 0.44 s against 0.78 s for 32 x 32
-#: x 32, Numba one thread)
+#: the innermost (jacobi-2d at LARGE fused and skewed, Numba one thread: 0.42 s, the
+#: tuned winner in benchmarks/RESULTS.md, against about 0.78 s tiled 32 x 32 x 32)
 WIDE_TILES = (16, 64, 256)
 #: a candidate slower than this many times the best so far at its first call stops there
 CUTOFF_FACTOR = 3.0

@@ -482,8 +482,10 @@ def start_candidates(
         except ScheduleError:
             continue  # the search will say why (pruned or refused)
         moves = list(c.moves)
-        for nest, depth in enumerate(space.parallel_depths):
-            found = outermost_parallel(s, nest, 2 * depth + len(c.moves))
+        # the candidate's own nests (blocking made them deeper than as written)
+        top = [n for n in s.nodes if hasattr(n, "body")]
+        for nest, depth in enumerate(_depth(n) for n in top):
+            found = outermost_parallel(s, nest, depth)
             if found is not None:
                 moves.append(found[0])
                 s = found[1]

@@ -282,8 +282,9 @@ def test_parallel_triangle_rows_go_to_threads_cyclically(n: int, threads: int) -
 
     fn, kernel = _triangle_kernel()
     assert kernel.parallel_loops == {"i": "prange"}
-    assert "for i_c in prange(256):" in kernel.source, kernel.source
-    assert "for i in range(i_c, n, 256):" in kernel.source
+    assert "i_shares = min(256, max(0, n))" in kernel.source, kernel.source
+    assert "for i_c in prange(i_shares):" in kernel.source
+    assert "for i in range(i_c, n, i_shares):" in kernel.source
     x = np.random.default_rng(n).uniform(-1, 1, (n, n))
     got, expected = x.copy(), x.copy()
     before = numba.get_num_threads()
@@ -294,6 +295,46 @@ def test_parallel_triangle_rows_go_to_threads_cyclically(n: int, threads: int) -
         numba.set_num_threads(before)
     pk.run_reference(fn, x=expected, n=n)
     np.testing.assert_array_equal(got, expected)
+
+
+def _dealt(source: str, loop: str, threads: int, **sizes: int) -> list[list[int]]:
+    """The iterations of cyclic prange `loop` each thread runs, read from the kernel's
+    own lines (the share count, the prange, the loop over a share's iterations) and
+    dealt as Numba deals a prange: each thread one block of consecutive iterations."""
+    lines = [ln.strip() for ln in source.splitlines()]
+    count = next(ln for ln in lines if ln.startswith(f"{loop}_shares = "))
+    inner = next(ln for ln in lines if ln.startswith(f"for {loop} in range({loop}_c"))
+    env: dict[str, object] = dict(sizes)
+    exec(count, env)
+    shares = int(env[f"{loop}_shares"])  # type: ignore[call-overload]
+    assert f"for {loop}_c in prange({loop}_shares):" in lines
+    per_share = []
+    for c in range(shares):
+        env[f"{loop}_c"] = c
+        exec(f"{inner[:-1]}: found.append({loop})", {**env, "found": (found := [])})
+        per_share.append(found)
+    block = -(-shares // threads)
+    return [sum(per_share[t * block : (t + 1) * block], []) for t in range(threads)]
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_cyclic_prange_over_few_iterations_gives_every_thread_its_share(threads: int) -> None:
+    """A tile loop of few tiles (5 here, a triangle's rows below 256) gets one share per
+    iteration: with a fixed 256 shares, the 5 tiles all fell in the first thread's block
+    of shares and the other threads ran none (gemm's parallel tile loop ran 1.0x on two
+    threads). Every iteration runs once; no thread gets more than its ceil(n / T)."""
+    kernel = pk.schedule(pk.parse(PARALLEL_TILES)["scale"]).to_numba()
+    dealt = _dealt(kernel.source, "ib", threads)
+    assert sorted(sum(dealt, [])) == list(range(0, 70, 16))
+    assert max(len(d) for d in dealt) == -(-5 // threads), dealt
+    _, triangle = _triangle_kernel()
+    for n in (7, 300, 2000):
+        rows = _dealt(triangle.source, "i", threads, n=n)
+        assert sorted(sum(rows, [])) == list(range(n))
+        assert all(rows), rows  # every thread has rows
+        work = [sum(i + 1 for i in r) for r in rows]
+        if n >= 2000:  # each share takes every 256th row: the triangle's work is shared
+            assert max(work) <= 1.1 * sum(work) / threads, work
 
 
 def test_compile_for_numba_runs_krnl_parallel_loops_as_prange_unless_told_not_to() -> None:

@@ -38,6 +38,7 @@ from polykrnl.transforms.primitives import (
     parallel,
     permute,
     skew,
+    surround,
     trivialize,
     unroll,
 )
@@ -239,6 +240,28 @@ class Schedule(core.Schedule):
                     f"fuse({first!r}, {second!r}, {least}); " + (e.hint or "")
                 )
             raise
+
+    @bounded("surround")
+    def surround(self, loop: str, name: str, value: int = 0) -> Self:
+        """Put `loop` inside a new loop `name` that runs once, at `value` (not Krnl).
+
+        Nothing runs in another order: a loop is given the depth of the nests beside it,
+        so that `fuse` can join it to them (a row loop beside 2-D nests, at the row it
+        writes). Raises `ScheduleError` when `name` is taken. Krnl has no such loop:
+        `to_krnl()` refuses the schedule.
+
+        Examples
+        --------
+        >>> print(sched.surround("i", "n", 0).loops())
+        for %n = 0 to 1 {
+          for %i = 0 to 4 {
+            for %j = 0 to 6 {
+              S0: krnl.store B[%j, %i] <- A[%i, %j]
+            }
+          }
+        }
+        """
+        return self._checked(surround.surround(self, loop, name, value), False)
 
     @bounded("unroll")
     def unroll(self, loop: str, *, force: bool = False) -> Self:

@@ -106,9 +106,9 @@ SNode = Union[SLoop, SStmt]  # noqa: UP007
 class Step:
     """One applied primitive, replayable (and printable as a Krnl recipe op)."""
 
-    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew", "fuse"]
+    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew", "fuse", "surround"]
     loops: tuple[str, ...]
-    size: int = 0  # block: the tile size; skew: the factor; fuse: the shift
+    size: int = 0  # block: the tile size; skew: the factor; fuse: the shift; surround: value
     perm: tuple[int, ...] = ()
     names: tuple[str, ...] = ()
     # The Krnl recipe op it comes from, if any.
@@ -138,6 +138,8 @@ def step_text(st: Step) -> str:
         return f"skew({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
     if st.op == "fuse":
         return f"fuse({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
+    if st.op == "surround":
+        return f"surround({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
     if st.op == "trivial":
         return f"trivialize({st.loops[0]!r})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"

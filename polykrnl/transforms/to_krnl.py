@@ -25,7 +25,7 @@ _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 
 
 def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
-    """A skew or a fusion has no Krnl op: say so."""
+    """A skew, a fusion or a surrounding loop has no Krnl op: say so."""
     skewed = [st for st in sched.steps if st.op == "skew"]
     if skewed:
         loop, by = skewed[0].loops
@@ -34,6 +34,14 @@ def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
             "has no skew op",
             hint="keep the skewed schedule in Python (loops(), trace(), check(), code "
             "generation), or write the skew into the program's subscripts by hand",
+        )
+    around = [st for st in sched.steps if st.op == "surround"]
+    if around:
+        loop, name = around[0].loops
+        raise ScheduleError(
+            f"cannot write Krnl for this schedule: loop '{loop}' is surrounded by loop "
+            f"'{name}' of one iteration, and a krnl.iterate's loops are the ones written",
+            hint="keep the schedule in Python (loops(), trace(), check(), code generation)",
         )
     fused = [st for st in sched.steps if st.op == "fuse"]
     if fused:

@@ -181,7 +181,8 @@ def _final_rounds(
     baselines = [t for t in timed if t.outcome.candidate.label in ("natural", "recipe")]
     finalists = list({t.number: t for t in [*fastest, *baselines]}.values())
     per_round = sum(t.outcome.seconds or 0.0 for t in finalists)
-    rounds = min(FINAL_ROUNDS, int(left / per_round)) if per_round > 0 else 0
+    # one round's time for the warm-up call each finalist gets first
+    rounds = min(FINAL_ROUNDS, int(left / per_round) - 1) if per_round > 0 else 0
     if len(finalists) < 2 or rounds < 2:
         return tried, 0
     times = pool.retime(job, [t.outcome.candidate for t in finalists], rounds)

@@ -235,6 +235,10 @@ def _results(result: Any) -> tuple[Any, ...]:
 #: settles (caches, branch predictors, the first touch of the output) is then a small
 #: part of it, and skipping it saves a whole call of the kernels that matter most
 WARM_SECONDS = 0.2
+#: timed calls that add up to this many seconds rank a candidate: a kernel of seconds a
+#: call (seidel-2d at LARGE, 12 s) is timed once, not `repeats` times, so that the
+#: search measures more candidates in its budget (its final rounds time the best again)
+ENOUGH_SECONDS = 2.0
 
 
 def _large(job: Job, st: _State) -> dict[str, Any]:
@@ -254,8 +258,8 @@ def _call(kernel: Any, inputs: Mapping[str, Any], buffers: dict[str, Any]) -> fl
 
 
 def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float], bool]:
-    """The times of `repeats` calls after `warmup` (none after a long first call), each
-    on fresh copies of the inputs."""
+    """The times of `repeats` calls after `warmup` (none after a long first call; fewer
+    once they add up to ENOUGH_SECONDS), each on fresh copies of the inputs."""
     large = _large(job, st)
     kernel.compile(**large)
     times: list[float] = []
@@ -268,7 +272,7 @@ def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float
             times.append(t)
         if t > cutoff:
             return [t], True  # already slower than the best: its rank is settled
-        if len(times) == job.repeats:
+        if len(times) == job.repeats or sum(times) >= ENOUGH_SECONDS:
             break
     return times, False
 

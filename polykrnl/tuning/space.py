@@ -40,7 +40,7 @@ MAX_UNROLL = 16
 #: bands longer than this get the rotations of their order only, not all n! orders
 MAX_PERMUTED = 5
 
-MoveOp = Literal["fuse", "skew", "block", "reorder", "unroll", "parallel_at"]
+MoveOp = Literal["surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ class Move:
             return f"block({self.loops[0]!r}, {self.size})"
         if self.op == "skew":
             return f"skew({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
-        if self.op == "fuse":
-            return f"fuse({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
+        if self.op in ("fuse", "surround"):
+            return f"{self.op}({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
         if self.op == "reorder":
             return f"reorder({list(self.loops)})"
         if self.op == "unroll":
@@ -77,6 +77,8 @@ class Move:
             return s.skew(self.loops[0], self.loops[1], self.size)
         if self.op == "fuse":
             return s.fuse(self.loops[0], self.loops[1], self.size)
+        if self.op == "surround":
+            return s.surround(self.loops[0], self.loops[1], self.size)
         if self.op == "reorder":
             return s.reorder(list(self.loops))
         if self.op == "unroll":
@@ -389,25 +391,59 @@ def _bands_of(
 def fusion_moves(natural: Schedule) -> tuple[tuple[Move, ...], Schedule]:
     """Fuse, left to right and then inside the fused loops, the adjacent sibling loops
     inside a loop (not top-level nests: a time loop's spatial nests), each at its
-    smallest legal shift; the moves and the schedule after them. A pair that cannot
-    fuse (bounds that differ by more than a constant, no constant shift) stays apart."""
-    from polykrnl.transforms.primitives.fuse import smallest_shift
-
+    smallest legal shift; the moves and the schedule after them. A loop shallower than
+    the loop after it is first surrounded by a loop of one iteration at that loop's first
+    value (fdtd-2d's row loop, before its 2-D nests). A pair that cannot fuse (bounds that
+    differ by more than a constant, no constant shift) stays apart."""
     s, moves = natural, list[Move]()
     refused: set[tuple[str, str]] = set()
     while True:
         pair = next((p for p in _adjacent_inner_loops(s.nodes) if p not in refused), None)
         if pair is None:
             return tuple(moves), s
-        shift = smallest_shift(s, *pair)
         try:
-            if shift is None:
-                raise ScheduleError("no constant shift")
-            move = Move("fuse", pair, shift)
-            s = move.apply(s)
-            moves.append(move)
+            found = _fused_pair(s, *pair)
         except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+            found = None
+        if found is None:
             refused.add(pair)
+        else:
+            moves += found[0]
+            s = found[1]
+
+
+def _fused_pair(s: Schedule, a: str, b: str) -> tuple[list[Move], Schedule] | None:
+    """The moves that fuse adjacent loops `a` and `b` (surrounding `a` first when it is
+    the shallower), and the schedule after them; None when no constant shift keeps the
+    dependences."""
+    from polykrnl.transforms.bounds import linear
+    from polykrnl.transforms.primitives.fuse import smallest_shift
+
+    moves: list[Move] = []
+    if _depth(s.node(a)) < _depth(s.node(b)):
+        lbs = s.loop(b).lbs
+        start = linear(lbs[0]) if len(lbs) == 1 else None
+        if start is None or start[0]:
+            return None  # no constant first value to run `a` at
+        around = Move("surround", (a, _fresh_name(s, f"{b}_s")), start[1])
+        s, a = around.apply(s), around.loops[1]
+        moves.append(around)
+    shift = smallest_shift(s, a, b)
+    if shift is None:
+        return None
+    if moves:
+        shift = max(shift, 0)  # the one-iteration loop stays the fused range's first value
+    move = Move("fuse", (a, b), shift)
+    return [*moves, move], move.apply(s)
+
+
+def _fresh_name(s: Schedule, name: str) -> str:
+    taken = set(s.loop_info) | {i.vid for i in s.loop_info.values()}
+    out, n = name, 0
+    while out in taken:
+        n += 1
+        out = f"{name}{n}"
+    return out
 
 
 def _adjacent_inner_loops(nodes: Sequence[SNode]) -> list[tuple[str, str]]:

@@ -78,9 +78,10 @@ def test_no_final_rounds_when_two_do_not_fit_or_a_candidate_was_abandoned() -> N
     natural = Candidate(label="natural")
     tried = _tried((natural, 30.0, True), (a, 1.0, False), (b, 1.1, False))
     pool = _Times({a: 1.0, b: 1.1})
-    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=4.0)
-    assert (again, rounds) == (tried, 0) and not pool.asked  # 2.1 s a round: one fits
-    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=5.0)
+    # 2.1 s a round, and one round's time for the warm-ups: 6 s hold one round only
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=6.0)
+    assert (again, rounds) == (tried, 0) and not pool.asked
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=6.5)
     assert rounds == 2 and [set(c) for c, _ in pool.asked] == [{a, b}]  # not the abandoned
 
 
@@ -108,6 +109,21 @@ def test_a_long_first_call_is_a_timing_not_a_warm_up(
     kernel = _Kernel(seconds)
     times, abandoned = measure._timed(job, st, kernel, float("inf"))
     assert kernel.calls == calls and len(times) == 2 and not abandoned
+
+
+@pytest.mark.parametrize(("enough", "calls"), [(10.0, 3), (0.015, 2), (0.005, 1)])
+def test_calls_that_add_up_to_enough_seconds_rank_a_candidate(
+    monkeypatch: pytest.MonkeyPatch, enough: float, calls: int
+) -> None:
+    """Calls of 0.01 s, three repeats asked, the first a timing (long enough): the
+    candidate is timed until its calls add up to ENOUGH_SECONDS (a 12 s kernel once)."""
+    monkeypatch.setattr(measure, "WARM_SECONDS", 0.005)
+    monkeypatch.setattr(measure, "ENOUGH_SECONDS", enough)
+    job = Job(SMALL, "mm", (), warmup=1, repeats=3)
+    st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
+    kernel = _Kernel(0.01)
+    times, abandoned = measure._timed(job, st, kernel, float("inf"))
+    assert kernel.calls == calls and len(times) == calls and not abandoned
 
 
 def test_retime_times_each_candidate_once_per_round() -> None:

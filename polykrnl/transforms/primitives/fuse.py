@@ -20,7 +20,7 @@ import islpy as isl
 
 from polykrnl.errors import ScheduleError
 from polykrnl.transforms.bounds import Bound, linear
-from polykrnl.transforms.core import ScheduleT, SLoop, SNode, Step
+from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
 
 
 def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT:
@@ -43,8 +43,7 @@ def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT
             )
     if a.step != b.step:
         raise ScheduleError(f"loops '{first}' and '{second}' have different steps")
-    lbs = _union_bound(a.lbs, _shifted(b.lbs, shift), lower=True)
-    ubs = _union_bound(a.ubs, _shifted(b.ubs, shift), lower=False)
+    lbs, ubs = _union_range(a, b, shift)
     if lbs is None or ubs is None:
         raise ScheduleError(
             f"cannot fuse loops '{first}' and '{second}': polykrnl fuses loops whose bounds "
@@ -111,6 +110,30 @@ def _fused_nodes(nodes: tuple[SNode, ...], first: str, second: str) -> tuple[SNo
 
 def _shifted(bounds: tuple[Bound, ...], shift: int) -> tuple[Bound, ...]:
     return tuple(Bound(b.expr + shift, b.operands) if shift else b for b in bounds)
+
+
+def _union_range(a: LoopInfo, b: LoopInfo, shift: int) -> tuple[Bound | None, Bound | None]:
+    """The range of the fused loop: from the lower of the two lower bounds to the higher
+    of the upper ones when they differ by constants; a loop of one iteration (`surround`)
+    inside or just before the other's range takes the other's upper bound."""
+    b_lbs, b_ubs = _shifted(b.lbs, shift), _shifted(b.ubs, shift)
+    lbs = _union_bound(a.lbs, b_lbs, lower=True)
+    ubs = _union_bound(a.ubs, b_ubs, lower=False)
+    if lbs is not None and ubs is None:
+        for first, end, other in ((a.lbs, a.ubs, b_ubs), (b_lbs, b_ubs, a.ubs)):
+            start = _constant(first)
+            one = start is not None and _constant(end) == start + 1
+            if one and start == _constant((lbs,)) and len(other) == 1:
+                # the point is the fused range's first value: the other loop's range
+                # from there holds it whenever that loop runs (its own code, from each
+                # statement's domain, runs the point at every size)
+                return lbs, other[0]
+    return lbs, ubs
+
+
+def _constant(bounds: tuple[Bound, ...]) -> int | None:
+    found = linear(bounds[0]) if len(bounds) == 1 else None
+    return found[1] if found is not None and not found[0] else None
 
 
 def _union_bound(xs: tuple[Bound, ...], ys: tuple[Bound, ...], *, lower: bool) -> Bound | None:

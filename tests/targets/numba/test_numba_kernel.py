@@ -314,7 +314,10 @@ def _dealt(source: str, loop: str, threads: int, **sizes: int) -> list[list[int]
         exec(f"{inner[:-1]}: found.append({loop})", {**env, "found": (found := [])})
         per_share.append(found)
     block = -(-shares // threads)
-    return [sum(per_share[t * block : (t + 1) * block], []) for t in range(threads)]
+    return [
+        [i for share in per_share[t * block : (t + 1) * block] for i in share]
+        for t in range(threads)
+    ]
 
 
 @pytest.mark.parametrize("threads", [2, 3, 4])
@@ -325,12 +328,12 @@ def test_cyclic_prange_over_few_iterations_gives_every_thread_its_share(threads:
     threads). Every iteration runs once; no thread gets more than its ceil(n / T)."""
     kernel = pk.schedule(pk.parse(PARALLEL_TILES)["scale"]).to_numba()
     dealt = _dealt(kernel.source, "ib", threads)
-    assert sorted(sum(dealt, [])) == list(range(0, 70, 16))
+    assert sorted(i for d in dealt for i in d) == list(range(0, 70, 16))
     assert max(len(d) for d in dealt) == -(-5 // threads), dealt
     _, triangle = _triangle_kernel()
     for n in (7, 300, 2000):
         rows = _dealt(triangle.source, "i", threads, n=n)
-        assert sorted(sum(rows, [])) == list(range(n))
+        assert sorted(i for r in rows for i in r) == list(range(n))
         assert all(rows), rows  # every thread has rows
         work = [sum(i + 1 for i in r) for r in rows]
         if n >= 2000:  # each share takes every 256th row: the triangle's work is shared

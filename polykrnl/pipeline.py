@@ -50,7 +50,8 @@ class Schedule(core.Schedule):
 
     Get one with `pk.schedule(fn)` (after the function's Krnl recipe) or
     `Schedule.from_function(fn, recipe=False)` (the loops as written). Every primitive
-    (`block`, `permute`, `reorder`, `parallel`, `unroll`, `skew`, `trivialize`) returns
+    (`block`, `permute`, `reorder`, `parallel`, `unroll`, `skew`, `fuse`, `surround`,
+    `trivialize`) returns
     a new Schedule and refuses, with `IllegalTransformError`, a result that breaks a
     dependence (`force=True` accepts it; `check()` still reports it). Loops are named by
     their induction variables (`%i` -> `"i"`); `block("i", T)` makes the tile loop

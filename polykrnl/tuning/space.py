@@ -501,7 +501,9 @@ def start_candidates(
 ) -> list[Candidate]:
     """The candidates to measure first from `start` (candidates, or results with a
     `candidate`), each followed, when `space` has threads, by itself with each nest's
-    outermost loops that may run in parallel made parallel (where it has none yet)."""
+    outermost loops that may run in parallel made parallel (where it has none yet), and
+    by itself with the tiles of its nests that start with two tile loops run in
+    wavefronts (`tile_wavefront`)."""
     out: list[Candidate] = []
     for given in start:
         c = getattr(given, "candidate", given)
@@ -518,16 +520,58 @@ def start_candidates(
         except ScheduleError:
             continue  # the search will say why (pruned or refused)
         moves = list(c.moves)
+        waves = list(c.moves)
         # the candidate's own nests (blocking made them deeper than as written)
         top = [n for n in s.nodes if hasattr(n, "body")]
         for nest, depth in enumerate(_depth(n) for n in top):
+            # the tiles in wavefronts: a stencil tiled across time has no parallel loop
+            # but its innermost ones (a launch of the threads per row)
+            wave = tile_wavefront(s, nest)
+            waves += wave or []
             found = outermost_parallel(s, nest, depth)
             if found is not None:
                 moves.append(found[0])
                 s = found[1]
         if len(moves) > len(c.moves):
             out.append(Candidate(tuple(moves), c.recipe, "start, parallel"))
+        if len(waves) > len(c.moves):
+            out.append(Candidate(tuple(waves), c.recipe, "start, tile wavefronts"))
     return out
+
+
+def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
+    """The moves that run nest `nest`'s tiles in wavefronts, when its two outermost loops
+    are tile loops that carry dependences (a stencil tiled across time steps: no loop of
+    it is parallel as it is): the second skewed by the first, by the ratio of their tile
+    sizes, so that a front holds the tiles with the same sum of tile indices, and moved
+    outside it; the first then runs the tiles of a front in parallel. None when the nest
+    does not start so, or the fronts do not keep the dependences."""
+    from polykrnl.transforms.core import SLoop
+
+    top = [n for n in s.nodes if isinstance(n, SLoop)]
+    chain: list[str] = []
+    node: Any = top[nest] if nest < len(top) else None
+    while isinstance(node, SLoop):
+        chain.append(node.name)
+        loops = [c for c in node.body if isinstance(c, SLoop)]
+        node = loops[0] if len(loops) == 1 and len(node.body) == 1 else None
+    if len(chain) < 2:
+        return None
+    first, second = (s.loop(x) for x in chain[:2])
+    if first.kind != "tile" or second.kind != "tile" or not first.tile_size:
+        return None
+    factor = -(-(second.tile_size or 0) // first.tile_size)
+    moves = [
+        Move("skew", (second.name, first.name), max(1, factor)),
+        Move("reorder", (second.name, first.name, *chain[2:])),
+        Move("parallel_at", (str(nest),), 1),
+    ]
+    try:
+        for m in moves:
+            s = m.apply(s)
+    except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+        return None
+    return moves
 
 
 def legality_outcome(

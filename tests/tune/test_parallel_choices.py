@@ -90,3 +90,44 @@ def test_tune_measures_the_start_and_its_parallel_form_first() -> None:
     # an earlier result starts a search by its winner
     again = pk.tune(fn, cost=synthetic_cost, workers=0, seed=1, max_trials=2, start=[result])
     assert again.tried[0].outcome.candidate == result.candidate
+
+
+def test_a_start_tiled_across_time_is_tried_again_with_its_tiles_in_wavefronts() -> None:
+    """The stencil fused (one behind), skewed and tiled across time (t_t, i_t, t, i): no
+    loop of it is parallel (the fused i reads what i - 1 wrote). Skewing i_t by t_t by
+    the ratio of the tile sizes (16 / 4) puts the tiles with one sum of tile indices on a
+    front; i_t runs the fronts, t_t the tiles of a front in parallel. Equal to the
+    interpreter on threads."""
+    import copy
+
+    import numpy as np
+
+    from polykrnl.inputs import make_inputs
+
+    fn = pk.parse(STENCIL)["st"]
+    natural = _natural()
+    tiled = Candidate(
+        (
+            Move("fuse", ("i", "j"), 1),
+            Move("skew", ("i", "t"), 2),
+            Move("block", ("t",), 4),
+            Move("block", ("i",), 16),
+            Move("reorder", ("t_t", "i_t", "t", "i")),
+        )
+    )
+    s = tiled.schedule(natural)
+    assert not any(s.loop(x).parallel for x in s.loop_names())
+    start, waves = start_candidates([tiled], natural, None, space_of(natural, threads=True))
+    assert start == tiled and waves.label == "start, tile wavefronts"
+    assert waves.moves[len(tiled.moves) :] == (
+        Move("skew", ("i_t", "t_t"), 4),
+        Move("reorder", ("i_t", "t_t", "t", "i")),
+        Move("parallel_at", ("0",), 1),
+    )
+    w = waves.schedule(natural)
+    assert w.loop("t_t").parallel and w.legal
+    args = make_inputs(fn, {}, seed=3, size=8)
+    a, b = copy.deepcopy(args), copy.deepcopy(args)
+    pk.run_reference(fn, **a)
+    w.to_numba(parallel=True)(**b)
+    assert all(np.array_equal(a[k], b[k]) for k in a)

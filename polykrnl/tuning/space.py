@@ -502,8 +502,8 @@ def start_candidates(
     """The candidates to measure first from `start` (candidates, or results with a
     `candidate`), each followed, when `space` has threads, by itself with each nest's
     outermost loops that may run in parallel made parallel (where it has none yet), and
-    by itself with the tiles of its nests that start with two tile loops run in
-    wavefronts (`tile_wavefront`)."""
+    by itself with the tiles of its nests that start with two tile loops, the outermost
+    not parallel, run in wavefronts (`tile_wavefront`)."""
     out: list[Candidate] = []
     for given in start:
         c = getattr(given, "candidate", given)
@@ -524,11 +524,11 @@ def start_candidates(
         # the candidate's own nests (blocking made them deeper than as written)
         top = [n for n in s.nodes if hasattr(n, "body")]
         for nest, depth in enumerate(_depth(n) for n in top):
-            # the tiles in wavefronts: a stencil tiled across time has no parallel loop
-            # but its innermost ones (a launch of the threads per row)
-            wave = tile_wavefront(s, nest)
-            waves += wave or []
             found = outermost_parallel(s, nest, depth)
+            if found is None or found[0].size > 0:
+                # the tiles in wavefronts: a stencil tiled across time has no parallel
+                # loop but its innermost ones (a launch of the threads per row)
+                waves += tile_wavefront(s, nest) or []
             if found is not None:
                 moves.append(found[0])
                 s = found[1]
@@ -541,8 +541,8 @@ def start_candidates(
 
 def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
     """The moves that run nest `nest`'s tiles in wavefronts, when its two outermost loops
-    are tile loops that carry dependences (a stencil tiled across time steps: no loop of
-    it is parallel as it is): the second skewed by the first, by the ratio of their tile
+    are tile loops (the caller asks when the outermost may not run in parallel as it is:
+    a stencil tiled across time steps): the second skewed by the first, by the ratio of their tile
     sizes, so that a front holds the tiles with the same sum of tile indices, and moved
     outside it; the first then runs the tiles of a front in parallel. None when the nest
     does not start so, or the fronts do not keep the dependences."""

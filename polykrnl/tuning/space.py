@@ -438,7 +438,9 @@ def _fused_pair(s: Schedule, a: str, b: str) -> tuple[list[Move], Schedule] | No
 
 
 def _fresh_name(s: Schedule, name: str) -> str:
-    taken = set(s.loop_info) | {i.vid for i in s.loop_info.values()}
+    from polykrnl.transforms.primitives.surround import taken_names
+
+    taken = taken_names(s)
     out, n = name, 0
     while out in taken:
         n += 1

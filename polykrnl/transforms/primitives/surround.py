@@ -27,8 +27,7 @@ def surround(sched: ScheduleT, loop: str, name: str, value: int = 0) -> Schedule
         )
     if not name.isidentifier():
         raise ScheduleError(f"loop name {name!r} is not an identifier", hint="surround('j', 'i0')")
-    taken = set(sched.loop_info) | {i.vid for i in sched.loop_info.values()}
-    if name in taken:
+    if name in taken_names(sched):
         raise ScheduleError(
             f"there is already a loop named '{name}': name the new loop otherwise",
             hint="the current nest is:\n" + sched.describe(),
@@ -48,3 +47,8 @@ def surround(sched: ScheduleT, loop: str, name: str, value: int = 0) -> Schedule
     infos = {**sched.loop_info, name: new}
     step = Step("surround", (loop, name), size=value)
     return sched.derive(nodes=nodes, loop_info=infos, steps=(*sched.steps, step))
+
+
+def taken_names(sched: ScheduleT) -> set[str]:
+    """The names a new loop may not take: every loop's, and every value a loop carries."""
+    return set(sched.loop_info) | {i.vid for i in sched.loop_info.values()}

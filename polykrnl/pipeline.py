@@ -50,10 +50,10 @@ class Schedule(core.Schedule):
 
     Get one with `pk.schedule(fn)` (after the function's Krnl recipe) or
     `Schedule.from_function(fn, recipe=False)` (the loops as written). Every primitive
-    (`block`, `permute`, `reorder`, `parallel`, `unroll`, `skew`, `fuse`, `surround`,
-    `trivialize`) returns
-    a new Schedule and refuses, with `IllegalTransformError`, a result that breaks a
-    dependence (`force=True` accepts it; `check()` still reports it). Loops are named by
+    (`block`, `permute`, `reorder`, `parallel`, `parallel_parts`, `unroll`, `skew`, `fuse`,
+    `surround`, `trivialize`) returns a new Schedule and refuses, with
+    `IllegalTransformError`, a result that breaks a dependence (`force=True` accepts it;
+    `check()` still reports it). Loops are named by
     their induction variables (`%i` -> `"i"`); `block("i", T)` makes the tile loop
     `"i_t"` and keeps `"i"` for the point loop.
 
@@ -174,6 +174,44 @@ class Schedule(core.Schedule):
         }
         """
         return self._checked(parallel.parallel(self, *loops), force)
+
+    @bounded("parallel_parts")
+    def parallel_parts(self, loop: str, *, force: bool = False) -> Self:
+        """Run `loop` in three parts at its split point, the first and last in parallel.
+
+        A loop whose carried dependences all start or end at one iteration (its split
+        point, a function of the loops around it: Floyd-Warshall's row loop at row k)
+        runs the iterations before the point, the point alone, then those after it;
+        each part carries no dependence, so the first and last run in parallel. Exact:
+        the order of every dependence is kept (`krnl.parallel` of such a loop is illegal,
+        and right only for values with path[k][k] >= 0). Numba runs the parts as two
+        `prange`s; the other targets run the loop as written. Krnl has no such op:
+        `to_krnl()` refuses it. Raises `IllegalTransformError` when the loop has no split
+        point (unless `force=True`), `ScheduleError` for a loop not as written (blocked,
+        skewed, fused), a parallel or an unrolled one.
+
+        Examples
+        --------
+        >>> import polykrnl as pk
+        >>> fw = pk.parse('''
+        ... func.func @fw(%p: memref<8x8xf64>) {
+        ...   %kk, %ii, %jj = krnl.define_loops 3
+        ...   krnl.iterate(%kk, %ii, %jj) with (%kk -> %k = 0 to 8, %ii -> %i = 0 to 8,
+        ...                                    %jj -> %j = 0 to 8) {
+        ...     %a = krnl.load %p[%i, %j] : memref<8x8xf64>
+        ...     %b = krnl.load %p[%i, %k] : memref<8x8xf64>
+        ...     %c = krnl.load %p[%k, %j] : memref<8x8xf64>
+        ...     %s = arith.addf %b, %c : f64
+        ...     %m = arith.minimumf %a, %s : f64
+        ...     krnl.store %m, %p[%i, %j] : memref<8x8xf64>
+        ...   }
+        ...   return
+        ... }''')["fw"]
+        >>> s = pk.Schedule.from_function(fw)
+        >>> print(str(s.parallel_parts("i").loops()).splitlines()[1])
+          for %i = 0 to 8 {  // parallel in parts
+        """
+        return self._checked(parallel.parallel_parts(self, loop), force)
 
     @bounded("skew")
     def skew(self, loop: str, by: str, factor: int = 1, *, force: bool = False) -> Self:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,8 +95,13 @@ class Translator:
     # in their body (values passed through dictionaries, which threads would race on).
     prange: frozenset[str] = frozenset()
     shared: Callable[[list[ast.stmt]], str | None] | None = None
+    # Loops (marks) of `prange` to run in parts at a split point: the loops around each
+    # (marks, outermost first) and the point, an affine function of their values.
+    parts: Mapping[str, tuple[tuple[str, ...], isl.Aff]] = field(default_factory=dict)
     # What became of each loop of `prange`: "prange" or the reason it stayed a range.
     pranged: dict[str, str] = field(default_factory=dict)
+    # The Python names of the loops being translated, by mark (what a split point reads).
+    _open: dict[str, str] = field(default_factory=dict)
     _pending_mark: str | None = None
     _depth: int = 0  # enclosing loops of the loop being translated
 
@@ -166,10 +171,13 @@ class Translator:
         self.names[it] = name
         cond = n.for_get_cond()
         self._depth += 1
+        if mark is not None:
+            self._open[mark] = name
         try:
             body = self.node(n.for_get_body()) or [ast.Pass()]
         finally:
             self._depth -= 1
+            self._open.pop(mark or "", None)
         stop = self._range_stop(cond, it)
         if outer is None:
             del self.names[it]
@@ -184,7 +192,11 @@ class Translator:
             loop = "range"
             if mark is not None and mark in self.prange:
                 reason = self.shared(body) if self.shared is not None else None
-                self.pranged[mark] = reason or "prange"
+                if reason is None and mark in self.parts:
+                    reason = self._unsplittable(mark, inc)
+                self.pranged[mark] = reason or (
+                    "prange in parts" if mark in self.parts else "prange"
+                )
                 loop = "range" if reason else "prange"
             if loop == "prange":
                 # Threads pay off only for enough work per launch (prange_work.py): a
@@ -193,7 +205,10 @@ class Translator:
                 work = iteration_work(body, stored_names(body) | {name})
                 seq = ast.Call(ast.Name("range", ast.Load()), copy.deepcopy(args), [])
                 sequential = ast.For(target, seq, copy.deepcopy(body), [])
-                par = self._prange(name, init, stop, inc, args, body)
+                if mark is not None and mark in self.parts:
+                    par = self._parts_prange(mark, name, init, stop, body)
+                else:
+                    par = self._prange(name, init, stop, inc, args, body)
                 if work is None:
                     return par
                 trips: ast.expr = copy.deepcopy(stop)
@@ -233,6 +248,60 @@ class Translator:
             return self._stepped_prange(it, start, stop, step, body)
         rng = ast.Call(ast.Name("prange", ast.Load()), args, [])
         return [ast.For(ast.Name(it, ast.Store()), rng, body, [])]
+
+    def _unsplittable(self, mark: str, inc: ast.expr) -> str | None:
+        """Why loop `mark` cannot run in parts here, or None when it can."""
+        outer, point = self.parts[mark]
+        used = [
+            o
+            for i, o in enumerate(outer)
+            if not point.get_coefficient_val(isl.dim_type.in_, i).is_zero()
+        ]
+        missing = [o for o in used if o not in self._open]
+        if missing:
+            return f"its split point uses loop '{missing[0]}', which isl did not write as a loop"
+        if not _is_one(inc):
+            return "it does not run by steps of 1"
+        return None
+
+    def _parts_prange(
+        self, mark: str, it: str, start: ast.expr, stop: ast.expr, body: list[ast.stmt]
+    ) -> list[ast.stmt]:
+        """`for it in range(start, stop)` in three parts at the loop's split point p: a
+        prange before p, the iteration p alone, a prange after it (Schedule.parallel_parts:
+        every dependence the loop carries starts or ends at p, so a part carries none)."""
+        outer, point = self.parts[mark]
+        names = [self._open.get(o, "_") for o in outer]
+        at = self.fresh(f"{it}_at")
+        after = _plus(ast.Name(at, ast.Load()), ast.Constant(1))
+
+        def clipped(lo: ast.expr | None, hi: ast.expr | None) -> tuple[ast.expr, ast.expr]:
+            first = copy.deepcopy(start)
+            end = copy.deepcopy(stop)
+            if lo is not None:
+                first = ast.Call(ast.Name("max", ast.Load()), [first, lo], [])
+            if hi is not None:
+                end = ast.Call(ast.Name("min", ast.Load()), [end, hi], [])
+            return first, end
+
+        one = ast.Constant(1)
+        lo1, hi1 = clipped(None, ast.Name(at, ast.Load()))
+        lo2, hi2 = clipped(ast.Name(at, ast.Load()), copy.deepcopy(after))
+        lo3, hi3 = clipped(copy.deepcopy(after), None)
+        alone = ast.For(
+            ast.Name(it, ast.Store()),
+            ast.Call(ast.Name("range", ast.Load()), [lo2, hi2], []),
+            copy.deepcopy(body),
+            [],
+        )
+        return [
+            ast.Assign(
+                [ast.Name(at, ast.Store())], expr_of_pw_aff(isl.PwAff.from_aff(point), names)
+            ),
+            *self._prange(it, lo1, hi1, one, [lo1, hi1], copy.deepcopy(body)),
+            alone,
+            *self._prange(it, lo3, hi3, one, [copy.deepcopy(lo3), copy.deepcopy(hi3)], body),
+        ]
 
     def _stepped_prange(
         self, it: str, start: ast.expr, stop: ast.expr, step: ast.expr, body: list[ast.stmt]

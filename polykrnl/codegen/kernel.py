@@ -408,12 +408,20 @@ def _loops(
     if vectorize and not numba and report is not None:
         # Array code front by front where a pair of loops would stay scalar Python.
         sched, report, waves = wavefronts(sched, report)
+    proven_legal = report is not None and report.legal
     proven = (
         frozenset(lv.loop for lv in report.loops if lv.status == "parallel")
-        if report is not None and report.legal
+        if report is not None and proven_legal
         else frozenset()
     )
     marked = frozenset(x for x in sched.loop_names() if parallel and sched.loop(x).parallel)
+    # Loops in parallel parts: prange before and after the split point (Numba only; the
+    # other targets run them as written, which keeps every dependence too).
+    parts = {
+        x: (sp.outer, sp.point)
+        for x in sched.loop_names()
+        if numba and parallel and sched.loop(x).parts and (sp := split_point(sched, x))
+    }
 
     def write(s: str, dims: list[ast.expr]) -> list[ast.stmt]:
         writer = StatementWriter(state, stmts[s], dims)
@@ -423,7 +431,8 @@ def _loops(
         write,
         taken=names.taken,
         threaded=frozenset() if numba else marked,
-        prange=marked & proven if numba else frozenset(),
+        prange=(marked & proven) | frozenset(parts) if numba and proven_legal else frozenset(),
+        parts=parts,
         shared=lambda body: _shared_values(body, state),
     )
     # An illegal schedule (made with force=True) runs as written: the nests of the

@@ -74,6 +74,11 @@ class LoopInfo:
     tile_size: int | None = None
     trivial: bool = False
     parallel: bool = False
+    # Parallel in parts (`parallel_parts`): the loop runs before its split point, at it,
+    # after it, the first and last parts in parallel. Not `parallel`: every reader of
+    # that flag (krnl.parallel, isl's coincident bands, the other targets) would run the
+    # whole loop in parallel, and the loop carries dependences through its split point.
+    parts: bool = False
     unroll: bool = False
     # After skew: this loop runs over vid's value + sum(factor * value of v), in the
     # original values (a skew by a loop that is skewed itself adds its terms too).
@@ -106,7 +111,9 @@ SNode = Union[SLoop, SStmt]  # noqa: UP007
 class Step:
     """One applied primitive, replayable (and printable as a Krnl recipe op)."""
 
-    op: Literal["block", "permute", "parallel", "unroll", "trivial", "skew", "fuse", "surround"]
+    op: Literal[
+        "block", "permute", "parallel", "parts", "unroll", "trivial", "skew", "fuse", "surround"
+    ]
     loops: tuple[str, ...]
     size: int = 0  # block: the tile size; skew: the factor; fuse: the shift; surround: value
     perm: tuple[int, ...] = ()
@@ -142,6 +149,8 @@ def step_text(st: Step) -> str:
         return f"surround({st.loops[0]!r}, {st.loops[1]!r}, {st.size})"
     if st.op == "trivial":
         return f"trivialize({st.loops[0]!r})"
+    if st.op == "parts":
+        return f"parallel_parts({st.loops[0]!r})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
 
 

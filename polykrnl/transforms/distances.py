@@ -102,8 +102,9 @@ def loop_verdict(
 ) -> tuple[LoopVerdict, list[tuple[Dependence, isl.UnionMap]]]:
     """What the dependences allow loop `name` (at `path`), and those it carries.
 
-    For a parallel loop each carried dependence comes with the instance pairs it
-    relates across iterations (for a witness); else with an empty map.
+    For a parallel loop (or one in parallel parts) each carried dependence comes with
+    the instance pairs it relates across iterations (for a witness); else with an empty
+    map.
     """
     node = sched.node(name)
     innermost = not any(isinstance(b, SLoop) for b in node.body)
@@ -122,7 +123,7 @@ def loop_verdict(
         if c.is_empty():
             continue
         d = dist.deps[i]
-        if info.parallel:
+        if info.parallel or info.parts:
             # The instance pairs, for a witness of the parallel violation.
             if pair is None:
                 m = sched.prefix_map(path, sorted(set(sched.statements_below(name))))

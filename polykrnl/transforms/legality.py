@@ -2,7 +2,8 @@
 
 A schedule is legal when every dependence of the program (see
 :mod:`polykrnl.transforms.dependences`) still runs its source before its sink,
-and no loop marked parallel carries a dependence. A loop that carries only
+and no loop marked parallel carries a dependence (a loop in parallel parts may, when
+every dependence it carries starts or ends at its split point). A loop that carries only
 reduction dependences is "parallel only as a reduction": refused, like any
 other carried dependence, but reported as such.
 
@@ -34,6 +35,7 @@ from polykrnl.transforms.legality_report import (
 )
 from polykrnl.transforms.memory_safety import memory_report
 from polykrnl.transforms.primitives.permute import reorder
+from polykrnl.transforms.splits import split_point
 from polykrnl.transforms.verdicts import condition, judge
 from polykrnl.transforms.witnesses import (
     flipping_loop,
@@ -67,13 +69,15 @@ def _check(sched: Schedule) -> LegalityReport:
     for name, path in paths.items():
         verdict, carried = loop_verdict(sched, dist, name, path)
         loops.append(verdict)
-        if sched.loop_info[name].parallel and carried:
+        if carried and _runs_in_parallel(sched, name):
             for d, pairs in carried:
                 src, snk, params, marks = _judged(sched, d, pairs)
                 reason: Literal["parallel", "reduction"] = (
                     "reduction" if d.reduction else "parallel"
                 )
                 found = violation(sched, d, src, snk, params, name, reason)
+                if sched.loop_info[name].parts:
+                    found = replace(found, hint=_PARTS_HINT.format(loop=name))
                 violations.append(_with_certainty(found, marks))
     bands = band_verdicts(sched, dist, paths)
     base_bands: list[BandVerdict] = []
@@ -185,12 +189,30 @@ def is_legal(sched: Schedule) -> bool:
         not_before = times[d.source].lex_ge_union_map(times[d.sink])
         if not isl.UnionMap.from_map(d.relation).intersect(not_before).is_empty():
             return False
-    parallel = [n for n, info in sched.loop_info.items() if info.parallel]
+    parallel = [n for n, info in sched.loop_info.items() if info.parallel or info.parts]
     if not parallel:
         return True
     dist = Distances(sched, deps)
     paths = sched.loop_paths()
-    return all(not loop_verdict(sched, dist, n, paths[n])[1] for n in parallel)
+    return all(
+        not loop_verdict(sched, dist, n, paths[n])[1] or not _runs_in_parallel(sched, n)
+        for n in parallel
+    )
+
+
+_PARTS_HINT = (
+    "loop '{loop}' runs in parallel parts, but the dependences it carries do not all start "
+    "or end at one iteration (a split point): run it sequentially (remove "
+    "parallel_parts), or split a loop that has one (Floyd-Warshall's row loop at row k)"
+)
+
+
+def _runs_in_parallel(sched: Schedule, loop: str) -> bool:
+    """Whether a loop that carries dependences runs iterations of one of them in
+    parallel: a parallel loop does, a loop in parallel parts unless every dependence
+    it carries starts or ends at its split point (each part then carries none)."""
+    info = sched.loop_info[loop]
+    return info.parallel or (info.parts and split_point(sched, loop) is None)
 
 
 def statement_times(sched: Schedule) -> dict[str, isl.UnionMap]:

@@ -9,8 +9,8 @@
     }
 
 Loop headers are ``for %NAME = LB to UB [step S] {``, with ``  // parallel``,
-``  // unroll`` after the brace; LB is one expression or ``max(...)``, UB one
-or ``min(...)``. A statement line is ``S<n>: <op> <writes> <- <reads>``;
+``  // parallel in parts``, ``  // unroll`` after the brace; LB is one expression or
+``max(...)``, UB one or ``min(...)``. A statement line is ``S<n>: <op> <writes> <- <reads>``;
 accesses are written with the names of the loops that carry the values
 (``A[%i, %j + 1]``), values passed between statements as ``%name``, and
 accesses to a region of an array (memset, tile copies, ...) as ``A[..]``.
@@ -19,7 +19,8 @@ accesses to a region of an array (memset, tile copies, ...) as ``A[..]``.
 
     {"function": "f", "body": [NODE, ...]}
     NODE = {"loop": "i_t", "kind": "tile", "lb": "0", "ub": "10", "step": 4,
-            "parallel": false, "unroll": false, "trivial": false, "body": [NODE, ...]}
+            "parallel": false, "parts": false, "unroll": false, "trivial": false,
+            "body": [NODE, ...]}
          | {"stmt": "S0", "op": "krnl.store", "line": 7,
             "writes": ["B[%i]"], "reads": ["A[%i]"]}
 """
@@ -48,6 +49,7 @@ class LoopNode:
     unroll: bool
     trivial: bool
     body: tuple[TreeNode, ...]
+    parts: bool = False  # parallel in parts at its split point (Schedule.parallel_parts)
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ def _lines(nodes: tuple[TreeNode, ...], depth: int, out: list[str]) -> None:
             out.append(pad + text)
             continue
         step = f" step {n.step}" if n.step != 1 else ""
-        marks = [m for m, on in (("parallel", n.parallel), ("unroll", n.unroll)) if on]
+        flags = (("parallel", n.parallel), ("parallel in parts", n.parts), ("unroll", n.unroll))
+        marks = [m for m, on in flags if on]
         tail = f"  // {', '.join(marks)}" if marks else ""
         out.append(f"{pad}for %{n.name} = {n.lb} to {n.ub}{step} {{{tail}")
         _lines(n.body, depth + 1, out)
@@ -160,6 +163,7 @@ def _json(n: TreeNode) -> dict[str, Any]:
         "ub": n.ub,
         "step": n.step,
         "parallel": n.parallel,
+        "parts": n.parts,
         "unroll": n.unroll,
         "trivial": n.trivial,
         "body": [_json(b) for b in n.body],
@@ -200,6 +204,7 @@ def loop_tree(sched: Schedule) -> LoopTree:
                         info.unroll,
                         info.trivial,
                         go(n.body, (*outer, n.name)),
+                        info.parts,
                     )
                 )
             else:

@@ -25,7 +25,7 @@ _RECIPE = (k.BlockOp, k.PermuteOp, k.ParallelOp, k.UnrollOp)
 
 
 def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
-    """A skew, a fusion or a surrounding loop has no Krnl op: say so."""
+    """A skew, a fusion, a surrounding loop or parallel parts have no Krnl op: say so."""
     skewed = [st for st in sched.steps if st.op == "skew"]
     if skewed:
         loop, by = skewed[0].loops
@@ -42,6 +42,15 @@ def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
             f"cannot write Krnl for this schedule: loop '{loop}' is surrounded by loop "
             f"'{name}' of one iteration, and a krnl.iterate's loops are the ones written",
             hint="keep the schedule in Python (loops(), trace(), check(), code generation)",
+        )
+    parts = [st for st in sched.steps if st.op == "parts"]
+    if parts:
+        raise ScheduleError(
+            f"cannot write Krnl for this schedule: loop '{parts[0].loops[0]}' runs in "
+            "parallel parts, and krnl.parallel makes a whole loop parallel (wrong for a loop "
+            "that carries dependences through its split point)",
+            hint="keep the schedule in Python (loops(), trace(), check(), code generation), "
+            "or leave the loop sequential",
         )
     fused = [st for st in sched.steps if st.op == "fuse"]
     if fused:

@@ -152,7 +152,7 @@ def responsible(steps: Sequence[Step], loop: str | None, reason: str) -> Step | 
     if loop is None:
         return None
     for st in reversed(steps):
-        if reason != "order" and st.op != "parallel":
+        if reason != "order" and st.op not in ("parallel", "parts"):
             continue
         if loop in st.loops or loop in st.names:
             return st

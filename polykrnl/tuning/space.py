@@ -9,7 +9,8 @@ the skews the report suggests where they make the band tilable, a block size per
 (none, powers of two and divisors of a constant extent, at most `MAX_BLOCK`), the order
 of the tile loops and the order of the point loops, and whether to unroll the innermost
 point loop when its trip count is small and constant; per nest, which depth of its loops
-runs in parallel (with threads only; below a fork, each branch's loops at that depth). A
+runs in parallel (with threads only; below a fork, each branch's loops at that depth), or,
+for a nest with no parallel depth, its outermost loop in parallel parts at a split point. A
 :class:`Candidate` is one choice of all of them as a sequence of primitive steps
 (:class:`Move`), an immutable value that a worker process applies to the function again.
 
@@ -37,10 +38,13 @@ MAX_BLOCK = 256
 MIN_BLOCK = 8
 #: an innermost loop is offered for unrolling up to this trip count (code size)
 MAX_UNROLL = 16
+#: the block size of a parallel loop hoisted outermost (`hoist_parallel`): rows of a
+#: matrix-vector product in eight tiles at 2000 (a few per thread), each tile's rows long
+HOIST_BLOCK = 256
 #: bands longer than this get the rotations of their order only, not all n! orders
 MAX_PERMUTED = 5
 
-MoveOp = Literal["surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at"]
+MoveOp = Literal["surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at", "parts"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class Move:
             return f"reorder({list(self.loops)})"
         if self.op == "unroll":
             return f"unroll({self.loops[0]!r})"
+        if self.op == "parts":
+            return f"parallel_parts({self.loops[0]!r})"
         return f"parallel(nest {self.loops[0]}, depth {self.size})"
 
     def apply(self, s: Schedule) -> Schedule:
@@ -83,6 +89,8 @@ class Move:
             return s.reorder(list(self.loops))
         if self.op == "unroll":
             return s.unroll(self.loops[0])
+        if self.op == "parts":
+            return s.parallel_parts(self.loops[0])
         return s.parallel(*_loops_at(s.nodes, int(self.loops[0]), self.size))
 
 
@@ -184,13 +192,17 @@ class Space:
     # its smallest legal shift, and the bands of the fused schedule (empty: none fuse)
     fusion: tuple[Move, ...] = ()
     fused_bands: tuple[BandChoices, ...] = ()
+    # per nest with no parallel depth: its outermost loop that may run in parallel parts
+    # (Schedule.parallel_parts: Floyd-Warshall's row loop), else None
+    parts_starts: tuple[str | None, ...] = ()
 
     @property
     def size(self) -> int:
         """How many candidates the space holds (orders and sizes multiplied out)."""
         n = _bands_size(self.bands) + (_bands_size(self.fused_bands) if self.fusion else 0)
-        for depth in self.parallel_depths:
-            n *= depth + 1
+        for nest, depth in enumerate(self.parallel_depths):
+            split = nest < len(self.parts_starts) and self.parts_starts[nest] is not None
+            n *= depth + 1 + split
         return n
 
     def candidate(self, trial: Trial) -> Candidate:
@@ -204,19 +216,31 @@ class Space:
             moves += _band_moves(b, trial)
         if self.threads:
             for nest, depth in enumerate(self.parallel_depths):
-                choice = trial.suggest_categorical(
-                    f"n{nest}.parallel", ["none", *map(str, range(depth))]
-                )
-                if choice != "none":
+                split = self.parts_starts[nest] if nest < len(self.parts_starts) else None
+                offered = ["none", *map(str, range(depth)), *(["parts"] if split else [])]
+                choice = trial.suggest_categorical(f"n{nest}.parallel", offered)
+                if choice == "parts" and split:
+                    moves.append(Move("parts", (split,)))
+                elif choice != "none":
                     moves.append(Move("parallel_at", (str(nest),), int(choice)))
         return Candidate(tuple(moves))
 
-    def natural_params(self) -> dict[str, Any]:
-        """The parameters of the loops as written (Optuna's enqueued first trial)."""
+    def natural_params(self, *, parallel: bool = False) -> dict[str, Any]:
+        """The parameters of the loops as written (Optuna's enqueued first trial); with
+        `parallel`, each nest's outermost loops that may run in parallel as written run
+        in parallel."""
         out: dict[str, Any] = {"fuse": False} if self.fusion else {}
         out.update(_plain_params(self.bands))
         if self.threads:
             out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
+            if parallel:
+                out.update(self._parallel_starts())
+        return out
+
+    def _parallel_starts(self) -> dict[str, str]:
+        out = {f"n{n}.parallel": "parts" for n, x in enumerate(self.parts_starts) if x}
+        starts = enumerate(self.parallel_starts)
+        out.update({f"n{n}.parallel": str(d) for n, d in starts if d is not None})
         return out
 
     def pluto_params(self, block: int | tuple[int, int, int] = 32) -> dict[str, Any]:
@@ -248,8 +272,7 @@ class Space:
             if blocked:
                 out[f"{b.key}.tiles[{','.join(blocked)}]"] = ",".join(blocked)
         if self.threads:
-            starts = enumerate(self.parallel_starts)
-            out.update({f"n{n}.parallel": str(d) for n, d in starts if d is not None})
+            out.update(self._parallel_starts())
         return out
 
 
@@ -355,11 +378,16 @@ def space_of(
     fused_bands = _bands_of(fused, "f", largest, skew) if fusion else ()
     depths = tuple(_depth(n) for n in top)
     starts: tuple[int | None, ...] = ()
+    parts: tuple[str | None, ...] = ()
     if threads:
         found = [outermost_parallel(natural, k, d) for k, d in enumerate(depths)]
         starts = tuple(f[0].size if f is not None else None for f in found)
+        parts = tuple(
+            None if f is not None else next(iter(outermost_parts(natural, k)), None)
+            for k, f in enumerate(found)
+        )
     name = natural.program.function.name
-    return Space(name, bands, len(top), threads, depths, starts, fusion, fused_bands)
+    return Space(name, bands, len(top), threads, depths, starts, fusion, fused_bands, parts)
 
 
 def _bands_of(
@@ -491,6 +519,19 @@ def outermost_parallel(s: Schedule, nest: int, depth: int) -> tuple[Move, Schedu
     return None
 
 
+def outermost_parts(s: Schedule, nest: int) -> list[str]:
+    """The outermost loop of nest `nest`'s chain that may run in parallel parts (its
+    carried dependences all through one iteration), as a one-element list; empty when
+    none may."""
+    for loop in _chain(s, nest):
+        try:
+            s.parallel_parts(loop)
+        except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+            continue
+        return [loop]
+    return []
+
+
 def _parse_skew(call: str) -> Move:
     """A report's suggestion "skew('j', 'i', 1)" as a move."""
     inner = call[call.index("(") + 1 : call.rindex(")")]
@@ -502,10 +543,8 @@ def start_candidates(
     start: Sequence[Any], natural: Schedule, recipe: Schedule | None, space: Space
 ) -> list[Candidate]:
     """The candidates to measure first from `start` (candidates, or results with a
-    `candidate`), each followed, when `space` has threads, by itself with each nest's
-    outermost loops that may run in parallel made parallel (where it has none yet), and
-    by itself with the tiles of its nests that start with two tile loops, the outermost
-    not parallel, run in wavefronts (`tile_wavefront`)."""
+    `candidate`), each followed, when `space` has threads and it has no parallel loop
+    yet, by its threaded variants (`_threaded_starts`)."""
     out: list[Candidate] = []
     for given in start:
         c = getattr(given, "candidate", given)
@@ -521,33 +560,75 @@ def start_candidates(
             s = c.schedule(natural, recipe)
         except ScheduleError:
             continue  # the search will say why (pruned or refused)
-        moves = list(c.moves)
-        waves = list(c.moves)
-        # the candidate's own nests (blocking made them deeper than as written)
-        top = [n for n in s.nodes if hasattr(n, "body")]
-        for nest, depth in enumerate(_depth(n) for n in top):
-            found = outermost_parallel(s, nest, depth)
-            if found is None or found[0].size > 0:
-                # the tiles in wavefronts: a stencil tiled across time has no parallel
-                # loop but its innermost ones (a launch of the threads per row)
-                waves += tile_wavefront(s, nest) or []
-            if found is not None:
-                moves.append(found[0])
-                s = found[1]
-        if len(moves) > len(c.moves):
-            out.append(Candidate(tuple(moves), c.recipe, "start, parallel"))
-        if len(waves) > len(c.moves):
-            out.append(Candidate(tuple(waves), c.recipe, "start, tile wavefronts"))
+        out += _threaded_starts(c, s)
     return out
 
 
-def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
-    """The moves that run nest `nest`'s tiles in wavefronts, when its two outermost loops
-    are tile loops (the caller asks when the outermost may not run in parallel as it is:
-    a stencil tiled across time steps): the second skewed by the first, by the ratio of their tile
-    sizes, so that a front holds the tiles with the same sum of tile indices, and moved
-    outside it; the first then runs the tiles of a front in parallel. None when the nest
-    does not start so, or the fronts do not keep the dependences."""
+def _threaded_starts(c: Candidate, s: Schedule) -> list[Candidate]:
+    """`c` (whose schedule is `s`) with each nest's outermost loops that may run in
+    parallel made parallel; with a parallel loop below the outermost hoisted outside
+    (`hoist_parallel`); with its tiles in wavefronts where no loop above the innermost
+    may run in parallel (`tile_wavefront`). Only the variants that change something."""
+    kinds = {"start, parallel": list(c.moves), "start, parallel outermost": list(c.moves)}
+    kinds["start, tile wavefronts"] = list(c.moves)
+    # the candidate's own nests (blocking made them deeper than as written)
+    top = [n for n in s.nodes if hasattr(n, "body")]
+    for nest, depth in enumerate(_depth(n) for n in top):
+        found = outermost_parallel(s, nest, depth)
+        if found is None or found[0].size > 0:
+            # the tiles in wavefronts: a stencil tiled across time has no parallel
+            # loop but its innermost ones (a launch of the threads per row)
+            kinds["start, tile wavefronts"] += tile_wavefront(s, nest) or []
+        if found is None:
+            split = [Move("parts", (x,)) for x in outermost_parts(s, nest)]
+            kinds["start, parallel"] += split
+            kinds["start, parallel outermost"] += split
+        else:
+            kinds["start, parallel"].append(found[0])
+            hoisted = hoist_parallel(s, nest, found[0].size) if found[0].size > 0 else None
+            kinds["start, parallel outermost"] += hoisted or [found[0]]
+    return [
+        Candidate(tuple(moves), c.recipe, label)
+        for label, moves in kinds.items()
+        if len(moves) > len(c.moves)
+        and (label != "start, parallel outermost" or moves != kinds["start, parallel"])
+    ]
+
+
+def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:
+    """The moves that run nest `nest`'s parallel loop at `depth` (below a perfectly
+    nested chain of loops) outermost instead, in tiles: the loop blocked by `HOIST_BLOCK`
+    when it is not a tile loop, its tile loop moved to the front of the chain and made
+    parallel. One launch of the threads for the nest, not one per iteration of the loops
+    above (mvt's x2 = A^T y2, tuned as (j2_t, i2, j2) for one thread: 2.1x on two threads
+    as (i2_t, j2_t, i2, j2), 1.4x with i2 parallel where it is). None when the chain
+    forks above the loop, or the order breaks a dependence."""
+    chain = _chain(s, nest)
+    if len(chain) <= depth:
+        return None
+    loop = s.loop(chain[depth])
+    moves: list[Move] = []
+    if loop.kind != "tile":
+        constant = s.trip_info(loop)[0]
+        if loop.kind != "loop" or (constant is not None and constant < 2 * HOIST_BLOCK):
+            return None
+        moves.append(Move("block", (loop.name,), HOIST_BLOCK))
+        chain = [*chain[:depth], f"{loop.name}_t", *chain[depth:]]
+        tile = f"{loop.name}_t"
+    else:
+        tile = loop.name
+    rest = [x for x in chain if x != tile]
+    moves += [Move("reorder", (tile, *rest)), Move("parallel_at", (str(nest),), 0)]
+    try:
+        for m in moves:
+            s = m.apply(s)
+    except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+        return None
+    return moves
+
+
+def _chain(s: Schedule, nest: int) -> list[str]:
+    """The loops of nest `nest` down to its first fork (or statement), outermost first."""
     from polykrnl.transforms.core import SLoop
 
     top = [n for n in s.nodes if isinstance(n, SLoop)]
@@ -557,6 +638,17 @@ def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
         chain.append(node.name)
         loops = [c for c in node.body if isinstance(c, SLoop)]
         node = loops[0] if len(loops) == 1 and len(node.body) == 1 else None
+    return chain
+
+
+def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
+    """The moves that run nest `nest`'s tiles in wavefronts, when its two outermost loops
+    are tile loops (the caller asks when the outermost may not run in parallel as it is:
+    a stencil tiled across time steps): the second skewed by the first, by the ratio of their tile
+    sizes, so that a front holds the tiles with the same sum of tile indices, and moved
+    outside it; the first then runs the tiles of a front in parallel. None when the nest
+    does not start so, or the fronts do not keep the dependences."""
+    chain = _chain(s, nest)
     if len(chain) < 2:
         return None
     first, second = (s.loop(x) for x in chain[:2])

@@ -10,7 +10,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.errors import IllegalTransformError, ScheduleError
 from polykrnl.tuning import Candidate, Move, space_of, synthetic_cost
-from polykrnl.tuning.space import start_candidates
+from polykrnl.tuning.space import HOIST_BLOCK, start_candidates
 
 # A time loop around two sibling nests (PolyBench's jacobi-1d, one row)
 STENCIL = """
@@ -131,3 +131,87 @@ def test_a_start_tiled_across_time_is_tried_again_with_its_tiles_in_wavefronts()
     pk.run_reference(fn, **a)
     w.to_numba(parallel=True)(**b)
     assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+# x2 = A^T y2 (PolyBench's mvt, second product): i may run in parallel, j not (x2[i]
+# sums over it)
+MATVEC_T = """
+func.func @mv(%N: index, %A: memref<?x?xf64>, %y: memref<?xf64>, %x: memref<?xf64>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to %N, %jj -> %j = 0 to %N) {
+    %a = krnl.load %A[%j, %i] : memref<?x?xf64>
+    %b = krnl.load %y[%j] : memref<?xf64>
+    %c = krnl.load %x[%i] : memref<?xf64>
+    %p = arith.mulf %a, %b : f64
+    %s = arith.addf %c, %p : f64
+    krnl.store %s, %x[%i] : memref<?xf64>
+  }
+  return
+}
+"""
+
+
+def _equal_on_threads(fn: pk.Function, s: pk.Schedule, **sizes: int) -> bool:
+    import copy
+
+    import numpy as np
+
+    from polykrnl.inputs import make_inputs
+
+    args = make_inputs(fn, sizes, seed=5, size=max(sizes.values()))
+    a, b = copy.deepcopy(args), copy.deepcopy(args)
+    pk.run_reference(fn, **a)
+    s.to_numba(parallel=True)(**b)
+    return all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_parallel_loop_below_the_outermost_is_also_tried_hoisted_in_tiles() -> None:
+    """The one-thread order (j_t, i, j) (rows of A read along i, eight j at a time) has
+    i parallel at depth 1: one launch of the threads per tile of j. Hoisted, i is blocked
+    by HOIST_BLOCK and its tile loop runs outermost, in parallel: one launch."""
+    fn = pk.parse(MATVEC_T)["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    start = Candidate((Move("block", ("j",), 8), Move("reorder", ("j_t", "i", "j"))))
+    found = start_candidates([start], natural, None, space_of(natural, threads=True))
+    assert [c.label for c in found] == ["start", "start, parallel", "start, parallel outermost"]
+    assert found[1].moves[len(start.moves) :] == (Move("parallel_at", ("0",), 1),)
+    assert found[2].moves[len(start.moves) :] == (
+        Move("block", ("i",), HOIST_BLOCK),
+        Move("reorder", ("i_t", "j_t", "i", "j")),
+        Move("parallel_at", ("0",), 0),
+    )
+    s = found[2].schedule(natural)
+    assert s.loop("i_t").parallel and s.legal
+    assert _equal_on_threads(fn, s, N=300)
+
+
+def test_the_loops_as_written_are_also_tried_with_their_parallel_loops() -> None:
+    fn = pk.parse(MATVEC_T)["mv"]
+    result = pk.tune(fn, cost=synthetic_cost, workers=0, seed=0, max_trials=3, threads=True)
+    first = [(t.outcome.candidate.label, str(t.outcome.candidate)) for t in result.tried[:2]]
+    assert first == [
+        ("natural", "natural"),
+        ("natural, parallel", "natural > parallel(nest 0, depth 0)"),
+    ]
+
+
+def test_a_nest_with_no_parallel_loop_offers_parallel_parts() -> None:
+    """Floyd-Warshall: every loop carries a dependence, but the row loop only through row
+    k: the space offers it in parallel parts, and a start gets it too."""
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent.parent
+    fn = pk.load(root / "benchmarks" / "polybench" / "floyd_warshall.mlir")["floyd_warshall"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = space_of(natural, threads=True)
+    assert space.parallel_starts == (None,) and space.parts_starts == ("i",)
+    assert space.natural_params(parallel=True)["n0.parallel"] == "parts"
+    start = Candidate((Move("block", ("k",), 16),))
+    found = start_candidates([start], natural, None, space)
+    assert [str(c) for c in found] == [
+        "natural > block('k', 16)",
+        "natural > block('k', 16) > parallel_parts('i')",
+    ]
+    s = found[1].schedule(natural)
+    assert s.loop("i").parts and s.legal
+    assert _equal_on_threads(fn, s, N=24)

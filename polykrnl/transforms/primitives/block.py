@@ -23,7 +23,7 @@ def block(
     """Strip-mine `loop` by `size`: a tile loop and a point loop directly inside it."""
     info = sched.loop(loop)
     refusal = rules.block_size_refusal(size, repr(loop))
-    if refusal is None and info.parallel:
+    if refusal is None and (info.parallel or info.parts):
         refusal = rules.parallel_first_refusal("krnl.block", repr(loop))
     if refusal is None and info.unroll:
         refusal = rules.unrolled_block_refusal(repr(loop))

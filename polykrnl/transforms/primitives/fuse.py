@@ -30,7 +30,7 @@ def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT
         raise ScheduleError(f"fuse shift {shift!r} must be an integer", hint="fuse('i', 'i2', 1)")
     _check_siblings(sched, first, second)
     for info in (a, b):
-        if info.parallel or info.unroll:
+        if info.parallel or info.parts or info.unroll:
             raise ScheduleError(
                 f"loop '{info.name}' is parallel or unrolled: fuse it first",
                 hint="Krnl applies parallel and unroll last; so does polykrnl",

@@ -29,7 +29,7 @@ def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
             f"loop '{by}' does not enclose loop '{loop}': a loop is skewed by an outer one",
             hint="the current nest is:\n" + sched.describe(),
         )
-    if info.parallel or info.unroll:
+    if info.parallel or info.parts or info.unroll:
         raise ScheduleError(
             f"loop '{loop}' is parallel or unrolled: skew it first",
             hint="Krnl applies parallel and unroll last; so does polykrnl",

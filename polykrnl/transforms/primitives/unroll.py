@@ -17,6 +17,11 @@ def unroll(sched: ScheduleT, loop: str) -> ScheduleT:
         refusal = rules.twice_refusal("krnl.unroll", repr(loop))
     elif info.parallel:
         refusal = rules.parallel_unroll_refusal("krnl.unroll", repr(loop))
+    elif info.parts:
+        raise ScheduleError(
+            f"loop '{loop}' runs in parallel parts: it cannot be unrolled too",
+            hint="a loop runs in parallel, in parallel parts or unrolled: one of the three",
+        )
     elif sched.trip_info(info)[0] is None and sched.tile_of(loop) is None:
         # A point loop runs at most its tile size: a partial last tile is run apart
         # from the full ones (Schedule.tree isolates them).

@@ -15,6 +15,9 @@ appends nothing anywhere: copy them into benchmarks/RESULTS.md.
     python benchmarks/bench_tune.py --kernels all --dataset LARGE --budget 120 --json out.json
     python benchmarks/bench_tune.py --kernels gemm,syrk --dataset LARGE --threads 2
     python benchmarks/bench_tune.py --onnx softmax,layernorm,conv,matmul --budget 120
+
+With --onnx, the programs of benchmarks/onnx_shapes.py at their timed sizes against
+onnx_shapes.c (gcc -O3; with --threads, its OpenMP build on N threads too).
 """
 
 from __future__ import annotations
@@ -101,15 +104,21 @@ def bench(
     )
 
 
-def bench_onnx(name: str, budget: float, rounds: int, seed: int) -> dict[str, Any]:
+def bench_onnx(name: str, budget: float, rounds: int, seed: int, threads: int) -> dict[str, Any]:
     """Tune an onnx-mlir-shaped program of onnx_shapes.py at its timed size: the loops
-    as written ("natural"), onnx-mlir's own recipe ("recipe"), and C -O3."""
+    as written ("natural"), onnx-mlir's own recipe ("recipe"), and C -O3 (with `threads`
+    > 1, again with threads, beside C's OpenMP build)."""
     program = onnx_shapes.BY_NAME[name]
     fn = pk.parse(program.text(*program.big)).functions[0]
     args = onnx_shapes.inputs_of(fn, np.random.default_rng(seed))
     names = [a.name for a in fn.arguments]
     expected = program.hand(*(args[n] for n in names))
     c_fn = onnx_shapes_c.c_function(name, program.big, expected.shape)
+    c_par = (
+        onnx_shapes_c.c_function(name, program.big, expected.shape, threads=threads)
+        if threads > 1
+        else None
+    )
     # As pk.tune starts: a program whose statements only mean something in its blocked
     # nest (the SIMD form, krnl.matmul in tile loops) starts from its recipe.
     natural, recipe = starting_schedules(fn)
@@ -119,8 +128,8 @@ def bench_onnx(name: str, budget: float, rounds: int, seed: int) -> dict[str, An
         natural=natural,
         recipe=recipe or natural,
         c=lambda a: c_fn(*(a[n] for n in names)),
-        c_parallel=None,
-        settings=Settings(budget, rounds, seed, 1),
+        c_parallel=(lambda a: c_par(*(a[n] for n in names))) if c_par is not None else None,
+        settings=Settings(budget, rounds, seed, threads),
         label={"kernel": name, "dataset": "x".join(map(str, program.big))},
     )
 
@@ -321,7 +330,7 @@ def main() -> None:
     info = machine()
     for kernel in names:
         r = (
-            bench_onnx(kernel, budget, a.rounds, a.seed)
+            bench_onnx(kernel, budget, a.rounds, a.seed, a.threads)
             if a.onnx
             else bench(kernel, a.dataset, budget, a.rounds, a.seed, a.threads)
         )

@@ -10,13 +10,38 @@
  * written as a loop over the lanes inside the tile loop, which gcc vectorizes; a
  * vector accumulator is an array of lanes. maxnumf is fmaxf (both return the number
  * when one operand is NaN).
+ *
+ * The OpenMP build (-fopenmp, onnx_shapes_c.py's parallel library) runs the loops under
+ * `#pragma omp parallel for` in parallel: the rows of softmax and layernorm, the output
+ * channels of conv, the row tiles of matmul. The single-thread build ignores them.
  */
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef int64_t idx;
+
+void onnx_set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+int onnx_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
 
 /* ------------------------------------------------------------ SIMD elementwise */
 
@@ -107,19 +132,23 @@ void softmax(const float *restrict x, float *restrict out, idx R, idx C)
 {
     float *pool = malloc(2 * (size_t)R * sizeof(float));
     float *mx = pool, *sm = pool + R;
+#pragma omp parallel for
     for (idx i = 0; i < R; i++) {
         mx[i] = -INFINITY;
         sm[i] = 0.0f;
     }
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++)
             mx[i] = fmaxf(mx[i], x[i * C + j]);
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++) {
             float e = expf(x[i * C + j] - mx[i]);
             out[i * C + j] = e;
             sm[i] += e;
         }
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++)
             out[i * C + j] = out[i * C + j] / sm[i];
@@ -131,18 +160,22 @@ void layernorm(const float *restrict x, float *restrict out, idx R, idx C)
     float *pool = malloc(2 * (size_t)R * sizeof(float));
     float *s = pool, *q = pool + R;
     float n = (float)C;
+#pragma omp parallel for
     for (idx i = 0; i < R; i++) {
         s[i] = 0.0f;
         q[i] = 0.0f;
     }
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++)
             s[i] += x[i * C + j];
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++) {
             float d = x[i * C + j] - s[i] / n;
             q[i] += d * d;
         }
+#pragma omp parallel for
     for (idx i = 0; i < R; i++)
         for (idx j = 0; j < C; j++) {
             float sd = sqrtf(q[i] / n + 1e-5f);
@@ -160,8 +193,10 @@ static idx min_(idx a, idx b) { return a < b ? a : b; }
 static void matmul_tiles(const float *restrict A, const float *restrict B,
                          float *restrict Cm, idx M, idx N, idx K)
 {
+#pragma omp parallel for
     for (idx t = 0; t < M * N; t++)
         Cm[t] = 0.0f;
+#pragma omp parallel for
     for (idx i0 = 0; i0 < M; i0 += 4)
         for (idx j0 = 0; j0 < N; j0 += 8)
             for (idx k0 = 0; k0 < K; k0 += 8)
@@ -205,8 +240,10 @@ void conv(const float *restrict img, const float *restrict w, float *restrict ou
           idx H, idx W, idx K)
 {
     idx Ho = H - 2, Wo = W - 2;
+#pragma omp parallel for
     for (idx t = 0; t < K * Ho * Wo; t++)
         out[t] = 0.0f;
+#pragma omp parallel for
     for (idx k = 0; k < K; k++)
         for (idx r = 0; r < 3; r++)
             for (idx s = 0; s < 3; s++)

@@ -5,7 +5,8 @@ Krnl program in its argument order (C-contiguous float32, int64 indices), the re
 allocated per call as the generated kernels allocate theirs. The library is built once
 per source, compiler and flags into a cache directory (as polybench/c_kernels.py does:
 $ONNX_SHAPES_C_CACHE, else a folder under the temporary directory), under a unique name
-then renamed, so concurrent processes are safe.
+then renamed, so concurrent processes are safe. `c_function(..., threads=n)` calls the
+OpenMP build (-fopenmp) on n threads.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ COMPILER = "gcc"
 # The flags of polybench/c_kernels.py: no fused multiply-add, so C does the program's
 # operations (its roundings) and differs from the interpreter only by summation order.
 FLAGS: tuple[str, ...] = ("-O3", "-march=native", "-ffp-contract=off", "-fPIC", "-shared")
+# The OpenMP build: the same source, its `omp parallel for` loops on threads.
+OPENMP_FLAGS: tuple[str, ...] = (*FLAGS, "-fopenmp")
 CACHE_ENV = "ONNX_SHAPES_C_CACHE"
 # C names that differ from the program's (math.h declares tanh).
 C_NAMES: dict[str, str] = {"tanh": "tanh_"}
@@ -38,19 +41,21 @@ class CompileError(RuntimeError):
     """gcc is missing or could not compile onnx_shapes.c."""
 
 
-def library_path() -> Path:
-    """The compiled onnx_shapes.c, built first if not cached (CompileError if gcc fails)."""
-    recipe = SOURCE.read_bytes() + "\0".join((COMPILER, *FLAGS)).encode()
+def library_path(parallel: bool = False) -> Path:
+    """The compiled onnx_shapes.c (with `parallel`, its OpenMP build), built first if not
+    cached (CompileError if gcc fails)."""
+    flags = OPENMP_FLAGS if parallel else FLAGS
+    recipe = SOURCE.read_bytes() + "\0".join((COMPILER, *flags)).encode()
     key = hashlib.sha256(recipe).hexdigest()[:16]
     env = os.environ.get(CACHE_ENV)
     directory = Path(env) if env else Path(tempfile.gettempdir()) / "polykrnl-onnx-shapes-c"
-    path = directory / f"onnx_shapes-{key}.so"
+    path = directory / f"onnx_shapes{'-omp' if parallel else ''}-{key}.so"
     if path.exists():
         return path
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.stem, suffix=".so.tmp", dir=directory)
     os.close(fd)
-    command = [COMPILER, *FLAGS, "-o", tmp, str(SOURCE), "-lm"]
+    command = [COMPILER, *flags, "-o", tmp, str(SOURCE), "-lm"]
     try:
         try:
             proc = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -66,24 +71,32 @@ def library_path() -> Path:
 
 
 @functools.cache
-def _library() -> ctypes.CDLL:
-    return ctypes.CDLL(str(library_path()))
+def _library(parallel: bool = False) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(library_path(parallel)))
+    lib.onnx_set_threads.argtypes = [ctypes.c_int]
+    lib.onnx_set_threads.restype = None
+    lib.onnx_max_threads.argtypes = []
+    lib.onnx_max_threads.restype = ctypes.c_int
+    return lib
 
 
-def available() -> str | None:
-    """None when the library builds and loads, else why not."""
+def available(parallel: bool = False) -> str | None:
+    """None when the library (with `parallel`, the OpenMP one) builds and loads, else why
+    not."""
     try:
-        _library()
+        _library(parallel)
     except (CompileError, OSError) as exc:
         return str(exc)
     return None
 
 
 def c_function(
-    name: str, sizes: tuple[int, ...], out_shape: tuple[int, ...]
+    name: str, sizes: tuple[int, ...], out_shape: tuple[int, ...], threads: int | None = None
 ) -> Callable[..., Array]:
-    """The C version of program `name` at `sizes`, returning a new float32 result."""
-    cfunc = getattr(_library(), C_NAMES.get(name, name))
+    """The C version of program `name` at `sizes`, returning a new float32 result; with
+    `threads`, the OpenMP build on that many threads."""
+    lib = _library(threads is not None)
+    cfunc = getattr(lib, C_NAMES.get(name, name))
     cfunc.restype = None
     dims = [ctypes.c_int64(s) for s in sizes]
 
@@ -93,7 +106,16 @@ def c_function(
             if not a.flags.c_contiguous or a.dtype not in (np.float32, np.int64):
                 raise ValueError(f"{name}: inputs must be C-contiguous float32 or int64")
         out = np.empty(out_shape, np.float32)
-        cfunc(*(ctypes.c_void_p(a.ctypes.data) for a in (*inputs, out)), *dims)
+        pointers = [ctypes.c_void_p(a.ctypes.data) for a in (*inputs, out)]
+        if threads is None:
+            cfunc(*pointers, *dims)
+            return out
+        previous = lib.onnx_max_threads()
+        lib.onnx_set_threads(threads)
+        try:
+            cfunc(*pointers, *dims)
+        finally:
+            lib.onnx_set_threads(previous)
         return out
 
     call.__name__ = name

@@ -12,7 +12,9 @@ order, whatever finished first: a fixed seed gives the same search on any evalua
   server instead: a process that ran a parallel kernel before (Numba on GNU OpenMP) may
   not fork a child that starts OpenMP threads again (GNU OpenMP terminates it).
   Compilation and the check against the interpreter run in parallel; timings take turns
-  through a lock the processes share, so that no two kernels are timed at once.
+  through a lock the processes share, so that no two kernels are timed at once. With
+  threads, a kernel needs every core while it is timed: compilation and the check take
+  the lock too, and the pool only keeps its processes apart (its deadline, its crashes).
 * :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
   one candidate at a time (a lock per worker process); start workers with one thread
   each (`dask worker ADDRESS --nthreads 1`) and nothing else running beside them.

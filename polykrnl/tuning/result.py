@@ -92,7 +92,8 @@ class TuneResult:
         return self.schedule.script()
 
     def count(self, status: str) -> int:
-        """How many candidates ended with `status` (timed, illegal, refused, wrong, failed)."""
+        """How many candidates ended with `status` (timed, illegal, refused, wrong, failed,
+        stopped)."""
         return sum(t.outcome.status == status for t in self.tried)
 
     @property
@@ -149,6 +150,11 @@ class TuneResult:
             f"{self.count('timed')} timed, {self.pruned} pruned by legality, "
             f"{self.count('refused')} refused, {self.count('wrong') + self.count('failed')} "
             "failed the check"
+            + (
+                f", {self.count('stopped')} stopped at the budget's end"
+                if self.count("stopped")
+                else ""
+            )
             + (
                 f"; the finalists timed again in {self.final_rounds} rounds side by side"
                 if self.final_rounds

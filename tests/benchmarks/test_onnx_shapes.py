@@ -73,3 +73,22 @@ def test_numba_equals_the_interpreter(name: str) -> None:
         assert status["numba"].startswith(NUMBA_FAILS[name]), status["numba"]
         pytest.fail(status["numba"])
     assert status["numba"] == "exact", status
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "conv", "matmul"])
+def test_the_openmp_build_equals_the_single_thread_build(name: str) -> None:
+    """Its parallel loops (rows, output channels, row tiles) compute each element as the
+    single-thread build does: equal bit for bit on two threads, at the timed size (the
+    small one has too few rows to share)."""
+    import polykrnl as pk
+
+    reason = bench.onnx_shapes_c.available(parallel=True)
+    assert reason is None, reason
+    program = shapes.BY_NAME[name]
+    fn = pk.parse(program.text(*program.big)).functions[0]
+    inputs = shapes.inputs_of(fn, np.random.default_rng(3))
+    args = [inputs[a.name] for a in fn.arguments]
+    shape = program.hand(*args).shape
+    one = bench.onnx_shapes_c.c_function(name, program.big, shape)(*args)
+    two = bench.onnx_shapes_c.c_function(name, program.big, shape, threads=2)(*args)
+    np.testing.assert_array_equal(two, one)

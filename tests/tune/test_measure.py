@@ -32,6 +32,50 @@ def test_a_candidate_is_checked_then_timed() -> None:
     assert illegal.status == "illegal" and illegal.seconds is None
 
 
+class _Turns:
+    """A timing lock that records what ran while it was held."""
+
+    def __init__(self) -> None:
+        self.held = False
+        self.inside: list[str] = []
+
+    def __enter__(self) -> None:
+        assert not self.held, "taken twice"
+        self.held = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.held = False
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_with_threads_nothing_is_compiled_beside_a_timing(
+    threads: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One thread: a worker compiles while another times (two cores, one each). Threads:
+    a timed kernel needs every core, so compiling and checking take turns with timings."""
+    from polykrnl.tuning import measure
+
+    turns = _Turns()
+    seen: dict[str, bool] = {}
+    kernel, checked, timed = measure._kernel, measure._checked, measure._timed
+
+    def spy(name: str, f: object) -> object:
+        def call(*a: object, **k: object) -> object:
+            seen[name] = turns.held
+            return f(*a, **k)  # type: ignore[operator]
+
+        return call
+
+    monkeypatch.setattr(measure, "_kernel", spy("kernel", kernel))
+    monkeypatch.setattr(measure, "_checked", spy("checked", checked))
+    monkeypatch.setattr(measure, "_timed", spy("timed", timed))
+    monkeypatch.setattr(measure, "_TIMING_LOCK", turns)
+    outcome = evaluate(Job(SMALL, "mm", (), repeats=1, threads=threads), Candidate())
+    assert outcome.status == "timed", outcome.message
+    assert seen == {"kernel": threads, "checked": threads, "timed": True}
+    assert not turns.held
+
+
 def test_a_slow_candidate_stops_at_the_cutoff() -> None:
     outcome = evaluate(Job(SMALL, "mm", (), repeats=5), Candidate(), cutoff=0.0)
     assert outcome.status == "timed" and outcome.abandoned and len(outcome.times) == 1
@@ -202,7 +246,7 @@ def test_a_candidate_still_measured_at_the_deadline_is_stopped() -> None:
     try:
         fast, slow = pool.run(job, [Candidate(), blocked], math.inf, time.monotonic() + 2.0)
         assert fast.status == "timed" and fast.seconds == 1.0
-        assert slow.status == "failed" and slow.abandoned and "budget ran out" in slow.message
+        assert slow.status == "stopped" and slow.abandoned and "budget ran out" in slow.message
         (again,) = pool.run(job, [Candidate()], math.inf, time.monotonic() + 30.0)
         assert again.status == "timed"
     finally:

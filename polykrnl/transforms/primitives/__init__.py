@@ -11,6 +11,8 @@ They follow Krnl exactly (see docs/krnl-semantics.md):
 * ``permute(loops, map)`` scatters (loop k goes to position map[k]) a
   perfectly nested chain; ``reorder(order)`` gathers.
 * ``parallel(*loops)`` marks loops parallel (coincident bands);
+  ``parallel_parts(loop)`` (not Krnl, in parallel.py) runs a loop before its split
+  point, at it and after it, the outer parts in parallel;
   ``unroll(loop)`` needs a constant trip count.
 * ``skew(loop, by, factor)`` (not Krnl) runs a loop shifted by an outer one;
   ``fuse(first, second, shift)`` (not Krnl) runs two adjacent sibling loops as one;

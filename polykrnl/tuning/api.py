@@ -46,9 +46,11 @@ def tune(
     The space (`polykrnl.tuning.space`): the fusion of a loop's sibling loops (a time
     loop's spatial nests), per band of each nest, skews that make it tilable,
     block sizes, orders of the tile and point loops, unrolling; with `threads`, the
-    parallel loops. Optuna's TPE sampler searches it, starting from the loops as written,
-    the function's recipe and two Pluto-style tilings; candidates that break a dependence
-    are pruned before anything is compiled. Each other candidate is compiled for `target`
+    parallel loops (or a loop in parallel parts where a nest has none). Optuna's TPE
+    sampler searches it, starting from the loops as written (with threads, also with
+    their parallel loops), the function's recipe and two Pluto-style tilings; candidates
+    that break a dependence are pruned before anything is compiled. Each other candidate
+    is compiled for `target`
     (Numba, or "mlir": native code through MLIR's own tools; `parallel=threads`),
     checked against the reference interpreter at small sizes, then timed at `params`
     (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``; others take `size`)
@@ -66,10 +68,12 @@ def tune(
     per core; 0: this process) or by the workers of a Dask cluster (`dask`: its address,
     or a `distributed.Client`). `seed` fixes the sampler, `max_trials` bounds its trials.
     `cost` (a function of the candidate and its schedule, picklable) replaces compiling
-    and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write.
+    and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write
+    (no skew, fusion or parallel parts).
     `start`: candidates (or earlier results, by their winner) measured first, beside the
     recipe; with `threads`, each also with its outermost loops that may run in parallel
-    made parallel (a one-thread winner is a good start for a threaded search).
+    made parallel, with an inner parallel loop hoisted outermost in tiles, and with its
+    tiles in wavefronts (a one-thread winner is a good start for a threaded search).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
     ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,

@@ -195,6 +195,8 @@ class Space:
     # per nest with no parallel depth: its outermost loop that may run in parallel parts
     # (Schedule.parallel_parts: Floyd-Warshall's row loop), else None
     parts_starts: tuple[str | None, ...] = ()
+    # only what Krnl text can write (`space_of(skew=False)`): no skew, fusion, parts
+    krnl_only: bool = False
 
     @property
     def size(self) -> int:
@@ -351,7 +353,7 @@ def space_of(
 
     `params` (the sizes the kernel will run at) bound the block sizes of loops whose
     trip count is not constant; `threads` makes the parallel loop a choice; `skew=False`
-    leaves out skews (Krnl text cannot write them).
+    keeps to what Krnl text can write: no skew, fusion or parallel parts.
 
     Examples
     --------
@@ -374,7 +376,7 @@ def space_of(
     largest = max(ints) if ints else None
     top = [n for n in natural.nodes if hasattr(n, "body")]
     bands = _bands_of(natural, "b", largest, skew)
-    fusion, fused = fusion_moves(natural)
+    fusion, fused = fusion_moves(natural) if skew else ((), natural)
     fused_bands = _bands_of(fused, "f", largest, skew) if fusion else ()
     depths = tuple(_depth(n) for n in top)
     starts: tuple[int | None, ...] = ()
@@ -383,11 +385,13 @@ def space_of(
         found = [outermost_parallel(natural, k, d) for k, d in enumerate(depths)]
         starts = tuple(f[0].size if f is not None else None for f in found)
         parts = tuple(
-            None if f is not None else next(iter(outermost_parts(natural, k)), None)
+            None if f is not None or not skew else next(iter(outermost_parts(natural, k)), None)
             for k, f in enumerate(found)
         )
     name = natural.program.function.name
-    return Space(name, bands, len(top), threads, depths, starts, fusion, fused_bands, parts)
+    return Space(
+        name, bands, len(top), threads, depths, starts, fusion, fused_bands, parts, not skew
+    )
 
 
 def _bands_of(
@@ -560,27 +564,28 @@ def start_candidates(
             s = c.schedule(natural, recipe)
         except ScheduleError:
             continue  # the search will say why (pruned or refused)
-        out += _threaded_starts(c, s)
+        out += _threaded_starts(c, s, space.krnl_only)
     return out
 
 
-def _threaded_starts(c: Candidate, s: Schedule) -> list[Candidate]:
+def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candidate]:
     """`c` (whose schedule is `s`) with each nest's outermost loops that may run in
     parallel made parallel; with a parallel loop below the outermost hoisted outside
     (`hoist_parallel`); with its tiles in wavefronts where no loop above the innermost
-    may run in parallel (`tile_wavefront`). Only the variants that change something."""
+    may run in parallel (`tile_wavefront`). Only the variants that change something;
+    `krnl_only`: none that Krnl cannot write (wavefronts skew, parts)."""
     kinds = {"start, parallel": list(c.moves), "start, parallel outermost": list(c.moves)}
     kinds["start, tile wavefronts"] = list(c.moves)
     # the candidate's own nests (blocking made them deeper than as written)
     top = [n for n in s.nodes if hasattr(n, "body")]
     for nest, depth in enumerate(_depth(n) for n in top):
         found = outermost_parallel(s, nest, depth)
-        if found is None or found[0].size > 0:
+        if not krnl_only and (found is None or found[0].size > 0):
             # the tiles in wavefronts: a stencil tiled across time has no parallel
             # loop but its innermost ones (a launch of the threads per row)
             kinds["start, tile wavefronts"] += tile_wavefront(s, nest) or []
         if found is None:
-            split = [Move("parts", (x,)) for x in outermost_parts(s, nest)]
+            split = [] if krnl_only else [Move("parts", (x,)) for x in outermost_parts(s, nest)]
             kinds["start, parallel"] += split
             kinds["start, parallel outermost"] += split
         else:

@@ -215,3 +215,20 @@ def test_a_nest_with_no_parallel_loop_offers_parallel_parts() -> None:
     s = found[1].schedule(natural)
     assert s.loop("i").parts and s.legal
     assert _equal_on_threads(fn, s, N=24)
+
+
+def test_a_krnl_only_space_offers_nothing_krnl_cannot_write() -> None:
+    """`polykrnl tune -o OUT.mlir` writes the winner as Krnl: no fusion, skew (nor tiles
+    in wavefronts, which skew) or parallel parts may win."""
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent.parent
+    fn = pk.load(root / "benchmarks" / "polybench" / "floyd_warshall.mlir")["floyd_warshall"]
+    floyd = pk.Schedule.from_function(fn, recipe=False)
+    space = space_of(floyd, threads=True, skew=False)
+    assert space.krnl_only and space.parts_starts == (None,)
+    start = Candidate((Move("block", ("k",), 16),))
+    assert [c.label for c in start_candidates([start], floyd, None, space)] == ["start"]
+    stencil = space_of(_natural(), threads=True, skew=False)
+    assert stencil.fusion == () and stencil.fused_bands == ()
+    assert space_of(_natural(), threads=True).fusion != ()

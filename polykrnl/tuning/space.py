@@ -624,6 +624,11 @@ def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:
         tile = loop.name
     rest = [x for x in chain if x != tile]
     moves += [Move("reorder", (tile, *rest)), Move("parallel_at", (str(nest),), 0)]
+    return _if_legal(s, moves)
+
+
+def _if_legal(s: Schedule, moves: list[Move]) -> list[Move] | None:
+    """`moves` when they apply to `s` (legal, not refused), else None."""
     try:
         for m in moves:
             s = m.apply(s)
@@ -665,12 +670,7 @@ def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
         Move("reorder", (second.name, first.name, *chain[2:])),
         Move("parallel_at", (str(nest),), 1),
     ]
-    try:
-        for m in moves:
-            s = m.apply(s)
-    except (ScheduleError, IllegalTransformError, UnprovenTransformError):
-        return None
-    return moves
+    return _if_legal(s, moves)
 
 
 def legality_outcome(

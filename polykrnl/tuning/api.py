@@ -46,12 +46,10 @@ def tune(
     The space (`polykrnl.tuning.space`): the fusion of a loop's sibling loops (a time
     loop's spatial nests), per band of each nest, skews that make it tilable,
     block sizes, orders of the tile and point loops, unrolling; with `threads`, the
-    parallel loops (or a loop in parallel parts where a nest has none). Optuna's TPE
-    sampler searches it, starting from the loops as written (with threads, also with
-    their parallel loops), the function's recipe and two Pluto-style tilings; candidates
-    that break a dependence are pruned before anything is compiled. Each other candidate
-    is compiled for `target`
-    (Numba, or "mlir": native code through MLIR's own tools; `parallel=threads`),
+    parallel loops (or parallel parts). Optuna's TPE sampler searches it, from the loops
+    as written (with threads, also parallel), the recipe and two Pluto-style tilings;
+    illegal candidates are pruned before anything is compiled. Each other candidate is
+    compiled for `target` (Numba, or "mlir": MLIR's own tools; `parallel=threads`),
     checked against the reference interpreter at small sizes, then timed at `params`
     (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``; others take `size`)
     with a warm-up and `repeats` calls, median kept. The search stops at 85% of the
@@ -61,8 +59,7 @@ def tune(
     argument name, as the function will be called) sets the dynamic dimensions of those
     arguments to the sample's shapes, where `params` does not.
 
-    `progress`: a callable handed a `Progress` after every batch of candidates, or True
-    for a progress bar (tqdm's: a widget in Jupyter, a line in a terminal).
+    `progress`: a callable given a `Progress` after each batch, or True for a tqdm bar.
 
     Candidates are measured by a local process pool (`workers` processes, default one
     per core; 0: this process) or by the workers of a Dask cluster (`dask`: its address,
@@ -71,9 +68,8 @@ def tune(
     and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write
     (no skew, fusion or parallel parts).
     `start`: candidates (or earlier results, by their winner) measured first, beside the
-    recipe; with `threads`, each also with its outermost loops that may run in parallel
-    made parallel, with an inner parallel loop hoisted outermost in tiles, and with its
-    tiles in wavefronts (a one-thread winner is a good start for a threaded search).
+    recipe; with `threads`, each also parallel, hoisted and in wavefronts
+    (`space.start_candidates`; a one-thread winner is a good threaded start).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
     ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,

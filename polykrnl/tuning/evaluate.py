@@ -12,9 +12,9 @@ order, whatever finished first: a fixed seed gives the same search on any evalua
   server instead: a process that ran a parallel kernel before (Numba on GNU OpenMP) may
   not fork a child that starts OpenMP threads again (GNU OpenMP terminates it).
   Compilation and the check against the interpreter run in parallel; timings take turns
-  through a lock the processes share, so that no two kernels are timed at once. With
-  threads, a kernel needs every core while it is timed: compilation and the check take
-  the lock too, and the pool only keeps its processes apart (its deadline, its crashes).
+  (`measure.Turns`, shared by the processes), so that no two kernels are timed at once.
+  With threads, a kernel needs every core while it is timed: its timing waits for the
+  compilations under way and keeps new ones out.
 * :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
   one candidate at a time (a lock per worker process); start workers with one thread
   each (`dask worker ADDRESS --nthreads 1`) and nothing else running beside them.
@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from polykrnl.tuning.measure import Job, Outcome, evaluate, overdue, retime, set_timing_lock
+from polykrnl.tuning.measure import Job, Outcome, Turns, evaluate, overdue, retime, set_turns
 from polykrnl.tuning.space import Candidate
 
 
@@ -110,9 +110,9 @@ class LocalPool:
     def _new_pool(self) -> Any:
         from concurrent.futures import ProcessPoolExecutor
 
-        lock = self._ctx.Lock()
+        turns = Turns(self.workers, self._ctx)
         return ProcessPoolExecutor(
-            self.workers, mp_context=self._ctx, initializer=set_timing_lock, initargs=(lock,)
+            self.workers, mp_context=self._ctx, initializer=set_turns, initargs=(turns,)
         )
 
     def run(

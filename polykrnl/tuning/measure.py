@@ -9,9 +9,9 @@ Every timed kernel first runs at a small size (each size at most `Job.check_size
 is compared with the reference interpreter (`pk.run_reference`), within the tolerance of
 reassociated sums (a reordered reduction sums in another order): a kernel that is wrong
 is never timed. Timing then calls the kernel at the user's sizes on fresh copies of the
-inputs (copies not timed): `warmup` calls, then `repeats`, the median kept. Timings of
-one process take turns (a lock): two kernels timed at once would share the cores and the
-memory bandwidth they are timed on.
+inputs (copies not timed): `warmup` calls, then `repeats`, the median kept. The
+processes measuring take turns (:class:`Turns`): no two kernels are timed at once, and
+nothing is compiled beside a kernel timed on threads.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import hashlib
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -116,15 +116,69 @@ class _State:
 
 
 _STATES: dict[Job, _State] = {}
-# Set by the local pool's initializer to a lock its processes share; a Dask worker keeps
+
+
+class Turns:
+    """How the processes measuring candidates share the machine.
+
+    Timings take turns: two kernels timed at once would share the cores and the memory
+    bandwidth they are timed on. A one-thread kernel is timed beside compilations (one
+    core each); a kernel on threads needs every core, so its timing waits until the
+    compilations under way are done and keeps new ones out (a compile beside a
+    two-thread timing on two cores made mvt's one-launch kernel 13.5 ms instead of
+    1.1 ms, and the search kept a slower kernel). Compilations still overlap each other:
+    each holds one of `workers` slots, a threaded timing holds them all. A timing that
+    waits for its slots holds the gate, so that compilations cannot starve it.
+
+    `ctx` makes the locks: `threading` within one process, a multiprocessing context for
+    the processes of a pool (which get the object when they start).
+    """
+
+    def __init__(self, workers: int = 1, ctx: Any = threading) -> None:
+        self.workers = max(1, workers)
+        self._gate = ctx.Lock()
+        self._slots = ctx.Semaphore(self.workers)
+        self._timing = ctx.Lock()
+
+    @contextlib.contextmanager
+    def compiling(self, threads: bool) -> Iterator[None]:
+        """Held while a kernel is compiled and checked (free without threads)."""
+        if not threads:
+            yield
+            return
+        with self._gate:
+            self._slots.acquire()
+        try:
+            yield
+        finally:
+            self._slots.release()
+
+    @contextlib.contextmanager
+    def timing(self, threads: bool) -> Iterator[None]:
+        """Held while a kernel is timed: alone among timings, and with threads alone."""
+        with self._timing:
+            if not threads:
+                yield
+                return
+            with self._gate:
+                for _ in range(self.workers):
+                    self._slots.acquire()
+            try:
+                yield
+            finally:
+                for _ in range(self.workers):
+                    self._slots.release()
+
+
+# Set by the local pool's initializer to turns its processes share; a Dask worker keeps
 # its own (its tasks take turns; give each worker one thread and the machine to itself).
-_TIMING_LOCK: Any = threading.Lock()
+_TURNS = Turns()
 
 
-def set_timing_lock(lock: Any) -> None:
-    """Make this process's timings take turns with those of the processes sharing `lock`."""
-    global _TIMING_LOCK
-    _TIMING_LOCK = lock
+def set_turns(turns: Turns) -> None:
+    """Make this process's measurements take turns with the processes sharing `turns`."""
+    global _TURNS
+    _TURNS = turns
 
 
 def _state(job: Job) -> _State:
@@ -148,17 +202,13 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
     if job.cost is not None:
         return Outcome(candidate, "timed", job.cost(candidate, sched))
     try:
-        # A kernel on threads needs every core while it is timed: with threads, the
-        # compile and the check take turns with the timings too (another worker compiling
-        # beside a timing took one of two cores: mvt's prange over row tiles then timed
-        # 13.5 ms, 1.1 ms alone, and the search kept a slower kernel).
-        with _TIMING_LOCK if job.threads else contextlib.nullcontext():
+        with _TURNS.compiling(job.threads):
             kernel = _kernel(job, sched)
             compiled = _checked(job, st, kernel)
-            if isinstance(compiled, str):
-                return Outcome(candidate, "wrong", message=compiled)
-            with contextlib.nullcontext() if job.threads else _TIMING_LOCK:
-                times, abandoned = _timed(job, st, kernel, cutoff)
+        if isinstance(compiled, str):
+            return Outcome(candidate, "wrong", message=compiled)
+        with _TURNS.timing(job.threads):
+            times, abandoned = _timed(job, st, kernel, cutoff)
     except PolykrnlError as e:
         return Outcome(candidate, "failed", message=e.message)
     except Exception as e:  # the generated kernel failed: this candidate, not the search
@@ -298,7 +348,7 @@ def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple
         kernel.compile(**large)
         kernels.append(kernel)
     times: list[list[float]] = [[] for _ in candidates]
-    with _TIMING_LOCK:
+    with _TURNS.timing(job.threads):
         for kernel in kernels:
             _call(kernel, large, st.buffers)  # a warm-up each, as the search's timings had
         for _ in range(rounds):

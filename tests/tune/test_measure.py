@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +17,7 @@ import pytest
 import polykrnl as pk
 from polykrnl.tuning import Candidate, Job, Move, synthetic_cost
 from polykrnl.tuning.evaluate import InProcess, LocalPool
-from polykrnl.tuning.measure import evaluate
+from polykrnl.tuning.measure import Turns, evaluate
 from tests.tune.programs import MATMUL, RECIPE_SIZES, SWEEP
 
 SMALL = MATMUL.replace("48", "16")
@@ -32,31 +35,37 @@ def test_a_candidate_is_checked_then_timed() -> None:
     assert illegal.status == "illegal" and illegal.seconds is None
 
 
-class _Turns:
-    """A timing lock that records what ran while it was held."""
+class _SpyTurns:
+    """Turns that record what is held: ("compiling" or "timing", threads) or None."""
 
     def __init__(self) -> None:
-        self.held = False
-        self.inside: list[str] = []
+        self.held: tuple[str, bool] | None = None
 
-    def __enter__(self) -> None:
-        assert not self.held, "taken twice"
-        self.held = True
+    @contextlib.contextmanager
+    def _hold(self, what: str, threads: bool) -> Iterator[None]:
+        assert self.held is None, "taken twice"
+        self.held = (what, threads)
+        try:
+            yield
+        finally:
+            self.held = None
 
-    def __exit__(self, *exc: object) -> None:
-        self.held = False
+    def compiling(self, threads: bool) -> contextlib.AbstractContextManager[None]:
+        return self._hold("compiling", threads)
+
+    def timing(self, threads: bool) -> contextlib.AbstractContextManager[None]:
+        return self._hold("timing", threads)
 
 
 @pytest.mark.parametrize("threads", [False, True])
-def test_with_threads_nothing_is_compiled_beside_a_timing(
+def test_compiling_and_timing_take_their_turns(
     threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One thread: a worker compiles while another times (two cores, one each). Threads:
-    a timed kernel needs every core, so compiling and checking take turns with timings."""
+    """The compile and the check hold a compile's turn, the timing a timing's turn."""
     from polykrnl.tuning import measure
 
-    turns = _Turns()
-    seen: dict[str, bool] = {}
+    turns = _SpyTurns()
+    seen: dict[str, tuple[str, bool] | None] = {}
     kernel, checked, timed = measure._kernel, measure._checked, measure._timed
 
     def spy(name: str, f: object) -> object:
@@ -69,11 +78,71 @@ def test_with_threads_nothing_is_compiled_beside_a_timing(
     monkeypatch.setattr(measure, "_kernel", spy("kernel", kernel))
     monkeypatch.setattr(measure, "_checked", spy("checked", checked))
     monkeypatch.setattr(measure, "_timed", spy("timed", timed))
-    monkeypatch.setattr(measure, "_TIMING_LOCK", turns)
+    monkeypatch.setattr(measure, "_TURNS", turns)
     outcome = evaluate(Job(SMALL, "mm", (), repeats=1, threads=threads), Candidate())
     assert outcome.status == "timed", outcome.message
-    assert seen == {"kernel": threads, "checked": threads, "timed": True}
-    assert not turns.held
+    compiling, timing = ("compiling", threads), ("timing", threads)
+    assert seen == {"kernel": compiling, "checked": compiling, "timed": timing}
+    assert turns.held is None
+
+
+def _in_thread(
+    log: list[str],
+    what: str,
+    hold: contextlib.AbstractContextManager[None],
+    until: threading.Event | None = None,
+) -> tuple[threading.Thread, threading.Event]:
+    """Run `hold` in a new thread, log `what` inside it, keep it until `until` is set."""
+    inside = threading.Event()
+
+    def body() -> None:
+        with hold:
+            log.append(what)
+            inside.set()
+            if until is not None:
+                assert until.wait(10)
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    return thread, inside
+
+
+def test_compilations_overlap_but_wait_for_a_threaded_timing() -> None:
+    turns = Turns(2)
+    log: list[str] = []
+    release = threading.Event()
+    first, in_first = _in_thread(log, "compile 1", turns.compiling(True), release)
+    assert in_first.wait(10)
+    # a second compilation runs beside the first (two slots)
+    second, in_second = _in_thread(log, "compile 2", turns.compiling(True))
+    assert in_second.wait(10)
+    second.join(10)
+    # a threaded timing waits for the compilation under way ...
+    timer, timed = _in_thread(log, "timing", turns.timing(True))
+    assert not timed.wait(0.3)
+    # ... and a compilation asked for meanwhile waits for the timing (no starvation)
+    third, in_third = _in_thread(log, "compile 3", turns.compiling(True))
+    assert not in_third.wait(0.3)
+    release.set()
+    for t in (first, timer, third):
+        t.join(10)
+    assert log == ["compile 1", "compile 2", "timing", "compile 3"]
+
+
+def test_one_thread_timings_run_beside_compilations_not_beside_each_other() -> None:
+    turns = Turns(2)
+    log: list[str] = []
+    release = threading.Event()
+    timer, in_timer = _in_thread(log, "timing 1", turns.timing(False), release)
+    assert in_timer.wait(10)
+    compiler, compiled = _in_thread(log, "compile", turns.compiling(True))
+    assert compiled.wait(10)  # a one-thread timing leaves the other core to compile
+    other, in_other = _in_thread(log, "timing 2", turns.timing(False))
+    assert not in_other.wait(0.3)
+    release.set()
+    for t in (timer, compiler, other):
+        t.join(10)
+    assert log == ["timing 1", "compile", "timing 2"]
 
 
 def test_a_slow_candidate_stops_at_the_cutoff() -> None:

@@ -42,6 +42,7 @@ from polykrnl.codegen.safe_text import comment_text
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
+from polykrnl.targets.numba import view_alias
 from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.form import NUMBA_FORM
 from polykrnl.targets.numba.promote import (
@@ -285,12 +286,16 @@ def to_numba(
             for loop, how in pranged.items()
         ]
     function_source = ast.unparse(functions) + "\n"
+    threaded_views = any(
+        isinstance(f, ast.FunctionDef) and view_alias.needed(f) for f in functions.body
+    )
+    helpers = w.helpers | {view_alias.NAME} if threaded_views else w.helpers
     source = "\n".join(
         [
             *header,
             NumbaKernel.imports,
             "",
-            *(numba_helper(h, cache) for h in helper_order(w.helpers)),
+            *(numba_helper(h, cache) for h in helper_order(helpers)),
             "",
             function_source,
         ]
@@ -301,7 +306,7 @@ def to_numba(
         w.entry,
         parallel_loops=pranged,
         cache=cache,
-        helpers=w.helpers,
+        helpers=helpers,
         function_source=function_source,
         boundscheck=boundscheck if boundscheck is not None else w.entry not in w.proven_in_bounds,
     )
@@ -311,6 +316,8 @@ def numba_helper(helper: str, cache: bool = True) -> str:
     """The source of a helper of Numba kernels, decorated (the exception class not)."""
     if helper == BOUNDS_ERROR:
         return SCALAR_HELPERS[helper]
+    if helper == view_alias.NAME:
+        return view_alias.SOURCE
     return f'@njit(cache={cache}, error_model="numpy")' + SCALAR_HELPERS[helper].rstrip() + "\n"
 
 

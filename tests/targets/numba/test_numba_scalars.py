@@ -5,7 +5,11 @@ reference interpreter, bit for bit."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -256,6 +260,66 @@ def test_softmax_kernel_sums_each_row_in_a_local() -> None:
     x[2, 4] = np.nan
     x[3, :] = 0.0
     same(fn, kernel, x=x)
+
+
+def test_a_prange_and_its_sequential_twin_both_build_their_views_before_their_loops() -> None:
+    """A parallel loop is written twice (a prange, and the plain loop run when the work
+    is too small for threads): the twin has names of its own, so the rewrites that move
+    a view assigned once out of a loop apply to both (the twin rebuilt softmax's pool
+    views in every iteration: 16x slower)."""
+    fn, sched = _parallel_softmax()
+    kernel = sched.to_numba(cache=False)
+    assert kernel.parallel_loops == dict.fromkeys(("i", "i_2", "i_3", "i_4"), "prange")
+    tree = ast.parse(kernel.function_source)
+    ranges = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For) and ast.unparse(n.iter).startswith("range(")
+    ]
+    innermost = [
+        n for n in ranges if not any(isinstance(m, ast.For) for b in n.body for m in ast.walk(b))
+    ]
+    # the initializing row loop's twin, the column loops of the three pranges and twins
+    assert len(innermost) == 7
+    for loop in innermost:
+        assert ".view(" not in ast.unparse(ast.Module(loop.body, [])), ast.unparse(loop)
+    x = np.random.default_rng(2).standard_normal((5, 11)).astype(np.float32)
+    same(fn, kernel, x=x)  # 5 rows: the twins run
+
+
+def _parallel_softmax() -> tuple[Any, Any]:
+    fn = pk.parse(SOFTMAX)["softmax"]
+    sched = pk.Schedule.from_function(fn, recipe=False)
+    for loop in ("i", "i_2", "i_3", "i_4"):
+        sched = sched.parallel(loop)
+    return fn, sched
+
+
+@pytest.mark.slow  # a child process compiling with Numba: about 10 s
+def test_an_emitted_parallel_kernel_keeps_its_stores_through_views(tmp_path: Path) -> None:
+    """Numba's parallel passes dropped the stores through a pool's views (they did not
+    know that `.view` aliases): the module carries the rule that says so, standalone."""
+    from polykrnl.codegen.module_source import standalone_module
+
+    fn, sched = _parallel_softmax()
+    kernel = sched.to_numba(cache=False)
+    assert "_pk_view_alias()" in kernel.source
+    (tmp_path / "softmax_kernels.py").write_text(standalone_module([kernel], "softmax.mlir"))
+    script = textwrap.dedent(
+        f"""
+        import sys, numpy as np
+        sys.modules["polykrnl"] = None  # the module must not need polykrnl
+        sys.path.insert(0, {str(tmp_path)!r})
+        import softmax_kernels
+        x = np.random.default_rng(4).standard_normal((5, 11)).astype(np.float32)
+        np.save({str(tmp_path / "out.npy")!r}, softmax_kernels.kernel_softmax(x))
+        """
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "nc")}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env)
+    x = np.random.default_rng(4).standard_normal((5, 11)).astype(np.float32)
+    want = pk.run_reference(fn, x=x)
+    assert np.load(tmp_path / "out.npy").tobytes() == want.tobytes()
 
 
 def test_a_view_made_again_in_the_same_block_is_the_first_one() -> None:

@@ -34,6 +34,7 @@ from polykrnl.transforms.legality_report import LegalityReport
 from polykrnl.transforms.looptree import LoopTree
 from polykrnl.transforms.primitives import (
     block,
+    distribute,
     fuse,
     parallel,
     permute,
@@ -279,6 +280,46 @@ class Schedule(core.Schedule):
                     f"fuse({first!r}, {second!r}, {least}); " + (e.hint or "")
                 )
             raise
+
+    @bounded("distribute")
+    def distribute(
+        self, loop: str, *, names: Sequence[str] | None = None, force: bool = False
+    ) -> Self:
+        """One loop per statement or loop in `loop`'s body, in order (not Krnl).
+
+        The first loop keeps the name, the others are `loop_d`, `loop_d_2`, ... (or
+        `names`, one per loop). Each instance runs at the same loop values; all the
+        iterations of the first part now run before the second's. Inside a tile loop,
+        this is fusion by tiles: fuse the row loops of two passes, block the fused loop,
+        distribute its point loop, and each pass runs over a tile of rows while they are
+        in cache, ordered on its own. Raises `IllegalTransformError` when the new order
+        breaks a dependence (unless `force=True`), `ScheduleError` for a loop with one
+        part, a parallel, unrolled or skewed loop, or inner loops whose bounds read it.
+        `to_krnl()` refuses a distributed schedule.
+
+        Examples
+        --------
+        >>> import polykrnl as pk
+        >>> fn = pk.parse('''
+        ... func.func @two(%A: memref<8xf32>, %B: memref<8xf32>, %C: memref<8xf32>) {
+        ...   %ii = krnl.define_loops 1
+        ...   krnl.iterate(%ii) with (%ii -> %i = 0 to 8) {
+        ...     %v = krnl.load %A[%i] : memref<8xf32>
+        ...     krnl.store %v, %B[%i] : memref<8xf32>
+        ...     %w = krnl.load %B[%i] : memref<8xf32>
+        ...     krnl.store %w, %C[%i] : memref<8xf32>
+        ...   }
+        ...   return
+        ... }''')["two"]
+        >>> print(pk.Schedule.from_function(fn).distribute("i").loops())
+        for %i = 0 to 8 {
+          S0: krnl.store B[%i] <- A[%i]
+        }
+        for %i_d = 0 to 8 {
+          S1: krnl.store C[%i_d] <- B[%i_d]
+        }
+        """
+        return self._checked(distribute.distribute(self, loop, names=names), force)
 
     @bounded("surround")
     def surround(self, loop: str, name: str, value: int = 0) -> Self:

@@ -112,7 +112,16 @@ class Step:
     """One applied primitive, replayable (and printable as a Krnl recipe op)."""
 
     op: Literal[
-        "block", "permute", "parallel", "parts", "unroll", "trivial", "skew", "fuse", "surround"
+        "block",
+        "permute",
+        "parallel",
+        "parts",
+        "unroll",
+        "trivial",
+        "skew",
+        "fuse",
+        "surround",
+        "distribute",
     ]
     loops: tuple[str, ...]
     size: int = 0  # block: the tile size; skew: the factor; fuse: the shift; surround: value
@@ -128,7 +137,7 @@ def step_call(st: Step) -> str:
     """The call that replays a step exactly (tile names and force included)."""
     text = step_text(st)
     extra = []
-    if st.op == "block" and st.names:
+    if st.op in ("block", "distribute") and st.names:
         extra.append(f"names={st.names!r}")
     if st.forced:
         extra.append("force=True")
@@ -151,6 +160,8 @@ def step_text(st: Step) -> str:
         return f"trivialize({st.loops[0]!r})"
     if st.op == "parts":
         return f"parallel_parts({st.loops[0]!r})"
+    if st.op == "distribute":
+        return f"distribute({st.loops[0]!r})"
     return f"{st.op}({', '.join(repr(x) for x in st.loops)})"
 
 
@@ -251,13 +262,18 @@ class Schedule:
         """Loop names, outermost first, in program order."""
         return [n.name for n in _walk(self.nodes) if isinstance(n, SLoop)]
 
-    def carrier(self, vid: str) -> LoopInfo:
-        """The loop that carries value `vid` now."""
-        return self._carriers[vid]
+    def carrier(self, vid: str, stmt: str | None = None) -> LoopInfo:
+        """The loop that carries value `vid` now (for the instances of `stmt`: the copies
+        of a distributed loop carry one value, each for its own statements)."""
+        info = self._carriers[vid]
+        if stmt is None or stmt in info.values:
+            return info
+        copies = (i for i in self.loop_info.values() if stmt in i.values)
+        return next((i for i in copies if vid in (i.vid, *(v for v, _ in i.fused))), info)
 
     def vid_value(self, vid: str, stmt: str) -> isl.PwAff:
         """The value `vid` has for the instances of `stmt` (a skewed loop runs shifted)."""
-        info = self.carrier(vid)
+        info = self.carrier(vid, stmt)
         v = info.values.get(stmt)
         assert v is not None, f"{vid} has no value for {stmt}"
         for by, factor in info.skew:
@@ -268,12 +284,14 @@ class Schedule:
             v = v.add_constant_val(isl.Val.int_from_si(v.get_ctx(), -shift))
         return v
 
-    def vid_text(self, vid: str) -> str:
-        """How the value `vid` is written with the loop names (`%j`, `(%j - %t)`)."""
-        info = self.carrier(vid)
+    def vid_text(self, vid: str, stmt: str | None = None) -> str:
+        """How the value `vid` is written with the loop names (`%j`, `(%j - %t)`), for
+        the instances of `stmt` when given."""
+        info = self.carrier(vid, stmt)
         text = f"%{info.name}"
         for by, factor in info.skew:
-            term = self.vid_text(by) if abs(factor) == 1 else f"{self.vid_text(by)} * {abs(factor)}"
+            by_text = self.vid_text(by, stmt)
+            term = by_text if abs(factor) == 1 else f"{by_text} * {abs(factor)}"
             text += f" - {term}" if factor > 0 else f" + {term}"
         shift = dict(info.fused).get(vid, 0)
         if shift:
@@ -312,10 +330,14 @@ class Schedule:
 
     @cached_property
     def _carriers(self) -> dict[str, LoopInfo]:
-        out = {info.vid: info for info in self.loop_info.values()}
+        # The first of the copies of a distributed loop stands for them (`carrier`).
+        out: dict[str, LoopInfo] = {}
         for info in self.loop_info.values():
-            out.update({vid: info for vid, _ in info.fused})
-        return out
+            out.setdefault(info.vid, info)
+        fused: dict[str, LoopInfo] = {}
+        for info in self.loop_info.values():
+            fused.update({vid: info for vid, _ in info.fused if vid not in fused})
+        return {**out, **fused}
 
     @cached_property
     def _paths(self) -> dict[str, tuple[int, ...]]:

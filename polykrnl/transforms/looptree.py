@@ -246,8 +246,10 @@ def _format_pw(pa: isl.PwAff, names: list[str], params: dict[str, str]) -> str:
 
 def _stmt_node(sched: Schedule, s: Statement) -> StmtNode:
     program = sched.program
-    names = [sched.vid_text(vid) for vid in s.dim_vids]
-    loop_names = [sched.vid_text(vid) if sched.carries(vid) else "%?" for vid in s.loop_vids]
+    names = [sched.vid_text(vid, s.name) for vid in s.dim_vids]
+    loop_names = [
+        sched.vid_text(vid, s.name) if sched.carries(vid) else "%?" for vid in s.loop_vids
+    ]
     params = program.param_display
     writes: list[str] = []
     reads: list[str] = []

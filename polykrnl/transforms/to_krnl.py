@@ -52,6 +52,13 @@ def _refuse_steps_krnl_lacks(sched: Schedule) -> None:
             hint="keep the schedule in Python (loops(), trace(), check(), code generation), "
             "or leave the loop sequential",
         )
+    split = [st for st in sched.steps if st.op == "distribute"]
+    if split:
+        raise ScheduleError(
+            f"cannot write Krnl for this schedule: loop '{split[0].loops[0]}' is distributed, "
+            "and Krnl has no distribution op (a krnl.iterate's loops are the ones written)",
+            hint="keep the schedule in Python (loops(), trace(), check(), code generation)",
+        )
     fused = [st for st in sched.steps if st.op == "fuse"]
     if fused:
         first, second = fused[0].loops

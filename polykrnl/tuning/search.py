@@ -169,6 +169,9 @@ def _enqueue_starts(study: Any, space: Space) -> dict[int, str]:
         ("pluto", space.pluto_params()),
         ("pluto, wide tiles", space.pluto_params(WIDE_TILES)),
     ]
+    tilewise = space.tilewise_params()
+    if tilewise is not None:
+        starts.append(("fusion by tiles", tilewise))
     labels: dict[int, str] = {}
     kept: list[dict[str, Any]] = []
     for label, params in starts:

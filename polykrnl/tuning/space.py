@@ -44,7 +44,12 @@ HOIST_BLOCK = 256
 #: bands longer than this get the rotations of their order only, not all n! orders
 MAX_PERMUTED = 5
 
-MoveOp = Literal["surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at", "parts"]
+#: the tile sizes of fusion by tiles (`tilewise_fusion`): rows of a few passes in cache
+TILEWISE_BLOCKS = (8, 16, 32)
+
+MoveOp = Literal[
+    "surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at", "parts", "distribute"
+]
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,8 @@ class Move:
             return f"unroll({self.loops[0]!r})"
         if self.op == "parts":
             return f"parallel_parts({self.loops[0]!r})"
+        if self.op == "distribute":
+            return f"distribute({self.loops[0]!r})"
         return f"parallel(nest {self.loops[0]}, depth {self.size})"
 
     def apply(self, s: Schedule) -> Schedule:
@@ -91,6 +98,8 @@ class Move:
             return s.unroll(self.loops[0])
         if self.op == "parts":
             return s.parallel_parts(self.loops[0])
+        if self.op == "distribute":
+            return s.distribute(self.loops[0])
         return s.parallel(*_loops_at(s.nodes, int(self.loops[0]), self.size))
 
 
@@ -197,6 +206,10 @@ class Space:
     parts_starts: tuple[str | None, ...] = ()
     # only what Krnl text can write (`space_of(skew=False)`): no skew, fusion, parts
     krnl_only: bool = False
+    # fusion by tiles of adjacent top-level nests (`tilewise_fusion`): per tile size
+    # offered, its moves; and the nest the fused tiles are
+    tilewise: tuple[tuple[int, tuple[Move, ...]], ...] = ()
+    tilewise_nest: int = 0
 
     @property
     def size(self) -> int:
@@ -205,10 +218,17 @@ class Space:
         for nest, depth in enumerate(self.parallel_depths):
             split = nest < len(self.parts_starts) and self.parts_starts[nest] is not None
             n *= depth + 1 + split
-        return n
+        return n + len(self.tilewise) * (2 if self.threads else 1)
 
     def candidate(self, trial: Trial) -> Candidate:
         """The candidate a trial chooses (its parameters suggested band by band)."""
+        if self.tilewise:
+            size = trial.suggest_categorical("tilewise", [0, *(b for b, _ in self.tilewise)])
+            if size:
+                tiles = list(dict(self.tilewise)[size])
+                if self.threads and trial.suggest_categorical("tilewise.parallel", [False, True]):
+                    tiles.append(Move("parallel_at", (str(self.tilewise_nest),), 0))
+                return Candidate(tuple(tiles))
         moves: list[Move] = []
         bands = self.bands
         if self.fusion and trial.suggest_categorical("fuse", [False, True]):
@@ -232,11 +252,25 @@ class Space:
         `parallel`, each nest's outermost loops that may run in parallel as written run
         in parallel."""
         out: dict[str, Any] = {"fuse": False} if self.fusion else {}
+        if self.tilewise:
+            out["tilewise"] = 0
         out.update(_plain_params(self.bands))
         if self.threads:
             out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
             if parallel:
                 out.update(self._parallel_starts())
+        return out
+
+    def tilewise_params(self, block: int = 16) -> dict[str, Any] | None:
+        """The parameters of fusion by tiles of `block` rows (the nearest size offered),
+        the tiles in parallel with threads; None when the space offers none."""
+        if not self.tilewise:
+            return None
+        sizes = [b for b, _ in self.tilewise]
+        out = self.natural_params()
+        out["tilewise"] = min(sizes, key=lambda b: (abs(b - block), b))
+        if self.threads:
+            out["tilewise.parallel"] = True
         return out
 
     def _parallel_starts(self) -> dict[str, str]:
@@ -389,8 +423,26 @@ def space_of(
             for k, f in enumerate(found)
         )
     name = natural.program.function.name
+    tilewise: list[tuple[int, tuple[Move, ...]]] = []
+    nest = 0
+    for size in TILEWISE_BLOCKS if skew else ():
+        fused_tiles = tilewise_fusion(natural, size)
+        if fused_tiles is not None:
+            tilewise.append((size, tuple(fused_tiles[0])))
+            nest = fused_tiles[1]
     return Space(
-        name, bands, len(top), threads, depths, starts, fusion, fused_bands, parts, not skew
+        name,
+        bands,
+        len(top),
+        threads,
+        depths,
+        starts,
+        fusion,
+        fused_bands,
+        parts,
+        not skew,
+        tuple(tilewise),
+        nest,
     )
 
 
@@ -442,6 +494,67 @@ def fusion_moves(natural: Schedule) -> tuple[tuple[Move, ...], Schedule]:
         else:
             moves += found[0]
             s = found[1]
+
+
+def tilewise_fusion(natural: Schedule, block: int) -> tuple[list[Move], int] | None:
+    """Fusion by tiles: the longest run of adjacent top-level loops that fuse with no
+    shift, fused, blocked by `block`, its point loop distributed (one loop per pass over
+    the tile's rows); in each pass whose inner loop carries a dependence (a row sum), the
+    rows moved inside it, unrolled when `block` is at most MAX_UNROLL (sums of
+    `block` rows interleaved, not one waiting on its own last add). The moves, and the
+    index of the nest of the tiles; None when no two nests fuse so.
+
+    The passes over a tile run while its rows are in cache (layernorm's sum, variance and
+    output passes: one read of the rows from memory instead of three)."""
+    from polykrnl.transforms.core import SLoop
+
+    run = _fusable_run(natural)
+    if run is None:
+        return None
+    first = run[0]
+    moves = [*(Move("fuse", (first, x), 0) for x in run[1:]), Move("block", (first,), block)]
+    moves.append(Move("distribute", (first,)))
+    if _if_legal(natural, moves) is None:
+        return None
+    s = natural
+    for m in moves:
+        s = m.apply(s)
+    tile = s.parent(first)
+    assert tile is not None
+    carried = {lv.loop for lv in s.check().loops if lv.status != "parallel"}
+    for part in s.node(tile).body:
+        inner = part.body if isinstance(part, SLoop) else ()
+        if len(inner) != 1 or not isinstance(inner[0], SLoop) or inner[0].name not in carried:
+            continue
+        swap = [Move("reorder", (inner[0].name, part.name))]
+        if block <= MAX_UNROLL:
+            swap.append(Move("unroll", (part.name,)))
+        if _if_legal(s, swap) is not None:
+            moves += swap
+            for m in swap:
+                s = m.apply(s)
+    top = [n.name for n in s.nodes if isinstance(n, SLoop)]
+    return moves, top.index(tile)
+
+
+def _fusable_run(natural: Schedule) -> list[str] | None:
+    """The longest run of adjacent top-level loops that fuse one after the other with
+    no shift (each pass over the same rows), at least two; None if there is none."""
+    from polykrnl.transforms.core import SLoop
+
+    best: list[str] = []
+    s, run = natural, list[str]()
+    for node in [*natural.nodes, None]:
+        if isinstance(node, SLoop) and run:
+            fused = _if_legal(s, [Move("fuse", (run[0], node.name), 0)])
+            if fused is not None:
+                s = fused[0].apply(s)
+                run.append(node.name)
+                continue
+        if len(run) > len(best):
+            best = run
+        s, run = natural, ([node.name] if isinstance(node, SLoop) else [])
+    return best if len(best) >= 2 else None
 
 
 def _fused_pair(s: Schedule, a: str, b: str) -> tuple[list[Move], Schedule] | None:

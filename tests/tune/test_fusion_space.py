@@ -85,3 +85,40 @@ def test_a_row_loop_before_2d_nests_is_surrounded_at_their_first_row_and_fused()
     assert band.loops == ("t", "i1_s", "j0") and band.skews
     pluto = space.candidate(_Fixed(space.pluto_params()))
     _legal_and_equal(fn, natural, pluto)
+
+
+def test_passes_over_the_same_rows_are_offered_fused_by_tiles() -> None:
+    """layernorm's four row loops fuse with no shift: per tile size, fuse, block,
+    distribute, and the two row sums with the tile's rows inside (unrolled up to 16
+    rows); the output pass keeps its rows outside. The start "fusion by tiles" takes 16
+    rows and the tiles in parallel; its kernel equals the interpreter."""
+    from tests.scripts import onnx_shapes
+
+    fn = pk.parse(onnx_shapes().layernorm_text(40, 24))["layernorm"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = space_of(natural, threads=True)
+    assert [b for b, _ in space.tilewise] == [8, 16, 32]
+    moves = dict(space.tilewise)[16]
+    assert [str(m) for m in moves] == [
+        "fuse('i', 'i_2', 0)",
+        "fuse('i', 'i_3', 0)",
+        "fuse('i', 'i_4', 0)",
+        "block('i', 16)",
+        "distribute('i')",
+        "reorder(['j', 'i_d_2'])",
+        "unroll('i_d_2')",
+        "reorder(['j_2', 'i_d_3'])",
+        "unroll('i_d_3')",
+    ]
+    assert "unroll" not in str(Candidate(dict(space.tilewise)[32]))
+    params = space.tilewise_params()
+    assert params is not None
+    start = space.candidate(_Fixed(params))
+    assert start.moves == (*moves, Move("parallel_at", ("0",), 0))
+    _legal_and_equal(fn, natural, start)
+    assert space.candidate(_Fixed(space.natural_params())) == Candidate()
+
+
+def test_a_single_nest_offers_no_fusion_by_tiles() -> None:
+    _, natural = _natural()
+    assert space_of(natural).tilewise == () and space_of(natural).tilewise_params() is None

@@ -35,6 +35,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import TypeGuard
 
 from polykrnl.targets.numba.aliases import ALLOCATIONS, Root, array_roots, may_alias
@@ -361,20 +362,110 @@ def promote_invariants(
     dtype name of its elements; `pure`: helper functions without side effects."""
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | set(element_types)
     fresh = (f"_e{i}" for i in itertools.count() if f"_e{i}" not in taken)
-    _rewrite_body(fn.body, array_roots(fn, element_types), _PURE | pure, fresh)
+    roots = array_roots(fn, element_types)
+    _rewrite_body(fn.body, _Promotion(roots, _PURE | pure, fresh, index_offsets(fn)))
 
 
-def _rewrite_body(
-    body: list[ast.stmt], roots: dict[str, Root], pure: frozenset[str], fresh: Iterator[str]
-) -> None:
+@dataclass
+class _Promotion:
+    roots: dict[str, Root]
+    pure: frozenset[str]
+    fresh: Iterator[str]
+    offsets: dict[str, tuple[str, int]]  # see `index_offsets`
+
+
+def index_offsets(fn: ast.FunctionDef) -> dict[str, tuple[str, int]]:
+    """Names assigned once as another name plus a constant (`i_1 = i_t + 1`, the rows of
+    an unrolled loop) -> (that name, resolved to the first name of the chain, the
+    constant). Each name of a kernel is assigned in one place, so where both are
+    visible the relation holds: two such subscripts of one array with one base and
+    different constants are different elements."""
+    count: Counter[str] = Counter(
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    direct: dict[str, tuple[str, int]] = {}
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
+            continue
+        t = n.targets[0]
+        if isinstance(t, ast.Name) and count[t.id] == 1:
+            found = _name_plus_constant(n.value)
+            if found is not None:
+                direct[t.id] = found
+    out: dict[str, tuple[str, int]] = {}
+    for name, (base, k) in direct.items():
+        seen = {name}
+        while base in direct and base not in seen:
+            seen.add(base)
+            base, k = direct[base][0], k + direct[base][1]
+        if count[base] <= 1:  # a base assigned again would break the relation
+            out[name] = (base, k)
+    return out
+
+
+def _name_plus_constant(e: ast.expr) -> tuple[str, int] | None:
+    """(name, c) for `name`, `name + c`, `c + name`, `name - c` (c an int), else None."""
+    if isinstance(e, ast.Name):
+        return e.id, 0
+    if not isinstance(e, ast.BinOp) or not isinstance(e.op, (ast.Add, ast.Sub)):
+        return None
+    a, b = e.left, e.right
+    if isinstance(e.op, ast.Add) and isinstance(a, ast.Constant):
+        a, b = b, a
+    if isinstance(a, ast.Name) and isinstance(b, ast.Constant) and type(b.value) is int:
+        return a.id, b.value if isinstance(e.op, ast.Add) else -b.value
+    return None
+
+
+def _index_terms(
+    access: ast.Subscript, offsets: dict[str, tuple[str, int]]
+) -> list[tuple[str, int] | None]:
+    """Each subscript of `access` as (base name or "", constant), None when not of that
+    form; `np.uint64(x)` reads as x."""
+    parts = access.slice.elts if isinstance(access.slice, ast.Tuple) else [access.slice]
+    out: list[tuple[str, int] | None] = []
+    for p in parts:
+        if (
+            isinstance(p, ast.Call)
+            and ast.unparse(p.func) == "np.uint64"
+            and len(p.args) == 1
+            and not p.keywords
+        ):
+            p = p.args[0]
+        if isinstance(p, ast.Constant) and type(p.value) is int:
+            out.append(("", p.value))
+            continue
+        found = _name_plus_constant(p)
+        if found is not None and found[0] in offsets:
+            base, k = offsets[found[0]]
+            found = (base, k + found[1])
+        out.append(found)
+    return out
+
+
+def _distinct(a: ast.Subscript, b: ast.Subscript, offsets: dict[str, tuple[str, int]]) -> bool:
+    """Whether `a` and `b`, accesses of one array by name, are surely different elements:
+    some subscript differs by a nonzero constant from the same base."""
+    if not (isinstance(a.value, ast.Name) and isinstance(b.value, ast.Name)):
+        return False
+    if a.value.id != b.value.id:
+        return False
+    ta, tb = _index_terms(a, offsets), _index_terms(b, offsets)
+    return len(ta) == len(tb) and any(
+        x is not None and y is not None and x[0] == y[0] and x[1] != y[1]
+        for x, y in zip(ta, tb, strict=True)
+    )
+
+
+def _rewrite_body(body: list[ast.stmt], p: _Promotion) -> None:
     # Innermost loops first: what they hoist can move further out.
     for i, st in enumerate(body):
         for part in ("body", "orelse"):
             inner = getattr(st, part, None)
             if isinstance(inner, list):
-                _rewrite_body(inner, roots, pure, fresh)
+                _rewrite_body(inner, p)
         if isinstance(st, ast.For):
-            replacement = _promoted(st, roots, pure, fresh)
+            replacement = _promoted(st, p)
             if replacement is not None:
                 body[i] = replacement
 
@@ -410,12 +501,11 @@ def loop_accesses(
     return varying, accesses
 
 
-def _promoted(
-    loop: ast.For, roots: dict[str, Root], pure: frozenset[str], fresh: Iterator[str]
-) -> ast.stmt | None:
+def _promoted(loop: ast.For, p: _Promotion) -> ast.stmt | None:
     """`loop` with its fixed elements in locals, under its guard; None if nothing moves."""
+    roots = p.roots
     guard = nonempty(loop)
-    found = loop_accesses(loop, roots, pure) if guard is not None else None
+    found = loop_accesses(loop, roots, p.pure) if guard is not None else None
     if guard is None or found is None:
         return None
     varying, accesses = found
@@ -447,7 +537,9 @@ def _promoted(
         others = [
             n
             for n in accesses
-            if n not in nodes and may_alias(roots[n.value.id], root)  # type: ignore[attr-defined]
+            if n not in nodes
+            and may_alias(roots[n.value.id], root)  # type: ignore[attr-defined]
+            and not _distinct(n, nodes[0], p.offsets)
         ]
         # A fixed element read only moves out if nothing in the loop may write it; one
         # written stays in a local only if nothing else in the loop may touch it.
@@ -455,7 +547,7 @@ def _promoted(
             continue
         if written and root.dtype is None:
             continue
-        local = next(fresh)
+        local = next(p.fresh)
         before.append(ast.Assign([ast.Name(local, ast.Store())], _element(nodes[0], ast.Load())))
         if written:
             after.append(ast.Assign([_element(nodes[0], ast.Store())], ast.Name(local, ast.Load())))

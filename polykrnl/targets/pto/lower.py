@@ -110,9 +110,12 @@ class Lowered:
 
 
 def _refuse_moved_loops(sched: Schedule) -> None:
-    """Refuse a skewed, fused or surrounded schedule: tiles are planned from each loop's own bounds,
-    and such a loop runs its statements over other ranges (each on its own domain)."""
-    moved = next((st for st in sched.steps if st.op in ("skew", "fuse", "surround")), None)
+    """Refuse a skewed, fused, surrounded or distributed schedule: tiles are planned from
+    each loop's own bounds, and such a loop runs its statements over other ranges (each on
+    its own domain)."""
+    moved = next(
+        (st for st in sched.steps if st.op in ("skew", "fuse", "surround", "distribute")), None
+    )
     if moved is not None:
         raise PtoError(
             f"PTO code generation: the schedule applies {moved.op}({', '.join(moved.loops)}), "

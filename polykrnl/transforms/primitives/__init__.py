@@ -16,6 +16,7 @@ They follow Krnl exactly (see docs/krnl-semantics.md):
   ``unroll(loop)`` needs a constant trip count.
 * ``skew(loop, by, factor)`` (not Krnl) runs a loop shifted by an outer one;
   ``fuse(first, second, shift)`` (not Krnl) runs two adjacent sibling loops as one;
+  ``distribute(loop)`` (not Krnl) makes one loop per statement or loop of its body;
   ``surround(loop, name, value)`` (not Krnl) puts a loop inside a loop of one
   iteration, so that fuse joins nests of different depths;
   ``trivialize(loop)`` makes a loop run once (a Krnl point loop never named).

@@ -41,6 +41,11 @@ def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT
                 "fused), then block or skew the fused loop",
                 hint="the current nest is:\n" + sched.describe(),
             )
+    if a.vid == b.vid:
+        raise ScheduleError(
+            f"loops '{first}' and '{second}' are parts of one distributed loop: polykrnl "
+            "does not fuse them back (leave out the distribute)"
+        )
     if a.step != b.step:
         raise ScheduleError(f"loops '{first}' and '{second}' have different steps")
     lbs, ubs = _union_range(a, b, shift)

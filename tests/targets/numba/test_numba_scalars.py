@@ -80,6 +80,31 @@ def test_a_row_sum_in_a_pool_view_lives_in_a_local_when_no_other_view_meets_it()
     assert "t1[np.uint64(i)] = _e1" in out and "_e1 = np.float32(np.float32(s + v))" in out
 
 
+ROW_SUMS = """
+def k(x, t, n, i):
+    i_1 = i + 1
+    i_2 = {second}
+    for j in range(n):
+        s = t[np.uint64(i)]
+        t[np.uint64(i)] = np.float32(s + x[np.uint64(i), np.uint64(j)])
+        s_1 = t[np.uint64(i_2)]
+        t[np.uint64(i_2)] = np.float32(s_1 + x[np.uint64(i_1), np.uint64(j)])
+"""
+
+
+def test_sums_of_distinct_rows_of_one_buffer_each_live_in_a_local() -> None:
+    """Rows i and i + 1 (an unrolled loop of rows) are different elements of t: both sums
+    stay in locals. A row the rewrite cannot tell apart (i_2 read from n) stays in t."""
+    fn = parsed(ROW_SUMS.format(second="i_1 + 0"))
+    promote_invariants(fn, {"x": "float32", "t": "float32"}, PURE)
+    out = text(fn)
+    assert "_e0 = t[np.uint64(i)]" in out and "_e1 = t[np.uint64(i_2)]" in out, out
+    assert "t[np.uint64(i)] = _e0" in out and "t[np.uint64(i_2)] = _e1" in out
+    unknown = parsed(ROW_SUMS.format(second="n"))
+    promote_invariants(unknown, {"x": "float32", "t": "float32"}, PURE)
+    assert "_e" not in text(unknown)
+
+
 def test_a_row_sum_stays_in_memory_when_another_view_may_overlap_it() -> None:
     fn = parsed(SUM_ROW.format(lo=20, hi=44))  # t1 overlaps t0
     promote_invariants(fn, {"x": "float32"}, PURE)

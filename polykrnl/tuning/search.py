@@ -112,14 +112,15 @@ def search(
     """Search `space` for `budget` seconds; every candidate measured, in order.
 
     `seeds` (the recipe) are measured first, with the enqueued trials (the natural order
-    and the Pluto-style starts). `max_trials` bounds the trials asked of the sampler.
+    and the Pluto-style starts) and the space's fusions by tiles. `max_trials` bounds the
+    trials asked of the sampler.
     """
     optuna = optuna_module()
     sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=8, multivariate=True)
     study = optuna.create_study(direction="minimize", sampler=sampler)
     labels = _enqueue_starts(study, space)
     s = _Search(job, evaluator, time.perf_counter(), [], {}, time.monotonic() + budget)
-    s.measure(list(seeds))
+    s.measure([*seeds, *space.tilewise_candidates()])
     asked, idle = 0, 0
     batch = max(2, evaluator.workers)
     natural = None
@@ -169,9 +170,6 @@ def _enqueue_starts(study: Any, space: Space) -> dict[int, str]:
         ("pluto", space.pluto_params()),
         ("pluto, wide tiles", space.pluto_params(WIDE_TILES)),
     ]
-    tilewise = space.tilewise_params()
-    if tilewise is not None:
-        starts.append(("fusion by tiles", tilewise))
     labels: dict[int, str] = {}
     kept: list[dict[str, Any]] = []
     for label, params in starts:

@@ -218,17 +218,10 @@ class Space:
         for nest, depth in enumerate(self.parallel_depths):
             split = nest < len(self.parts_starts) and self.parts_starts[nest] is not None
             n *= depth + 1 + split
-        return n + len(self.tilewise) * (2 if self.threads else 1)
+        return n + len(self.tilewise_candidates())
 
     def candidate(self, trial: Trial) -> Candidate:
         """The candidate a trial chooses (its parameters suggested band by band)."""
-        if self.tilewise:
-            size = trial.suggest_categorical("tilewise", [0, *(b for b, _ in self.tilewise)])
-            if size:
-                tiles = list(dict(self.tilewise)[size])
-                if self.threads and trial.suggest_categorical("tilewise.parallel", [False, True]):
-                    tiles.append(Move("parallel_at", (str(self.tilewise_nest),), 0))
-                return Candidate(tuple(tiles))
         moves: list[Move] = []
         bands = self.bands
         if self.fusion and trial.suggest_categorical("fuse", [False, True]):
@@ -252,8 +245,6 @@ class Space:
         `parallel`, each nest's outermost loops that may run in parallel as written run
         in parallel."""
         out: dict[str, Any] = {"fuse": False} if self.fusion else {}
-        if self.tilewise:
-            out["tilewise"] = 0
         out.update(_plain_params(self.bands))
         if self.threads:
             out.update({f"n{n}.parallel": "none" for n in range(len(self.parallel_depths))})
@@ -261,16 +252,18 @@ class Space:
                 out.update(self._parallel_starts())
         return out
 
-    def tilewise_params(self, block: int = 16) -> dict[str, Any] | None:
-        """The parameters of fusion by tiles of `block` rows (the nearest size offered),
-        the tiles in parallel with threads; None when the space offers none."""
-        if not self.tilewise:
-            return None
-        sizes = [b for b, _ in self.tilewise]
-        out = self.natural_params()
-        out["tilewise"] = min(sizes, key=lambda b: (abs(b - block), b))
-        if self.threads:
-            out["tilewise.parallel"] = True
+    def tilewise_candidates(self) -> list[Candidate]:
+        """Fusion by tiles, one candidate per tile size offered (and with threads, one
+        with the tiles in parallel): measured first, beside the starts. Not a choice of
+        the sampler: a few candidates that win by much (atax: 2.5x) draw every later
+        trial to them, and the search ends when it only asks again what it measured."""
+        out: list[Candidate] = []
+        for size, moves in self.tilewise:
+            out.append(Candidate(moves, label=f"fusion by tiles of {size}"))
+            if self.threads:
+                tiles = Move("parallel_at", (str(self.tilewise_nest),), 0)
+                label = f"fusion by tiles of {size}, parallel"
+                out.append(Candidate((*moves, tiles), label=label))
         return out
 
     def _parallel_starts(self) -> dict[str, str]:
@@ -425,8 +418,9 @@ def space_of(
     name = natural.program.function.name
     tilewise: list[tuple[int, tuple[Move, ...]]] = []
     nest = 0
-    for size in TILEWISE_BLOCKS if skew else ():
-        fused_tiles = tilewise_fusion(natural, size)
+    run = _fusable_run(natural) if skew else None
+    for size in TILEWISE_BLOCKS if run is not None else ():
+        fused_tiles = tilewise_fusion(natural, size, run)
         if fused_tiles is not None:
             tilewise.append((size, tuple(fused_tiles[0])))
             nest = fused_tiles[1]
@@ -496,7 +490,9 @@ def fusion_moves(natural: Schedule) -> tuple[tuple[Move, ...], Schedule]:
             s = found[1]
 
 
-def tilewise_fusion(natural: Schedule, block: int) -> tuple[list[Move], int] | None:
+def tilewise_fusion(
+    natural: Schedule, block: int, run: list[str] | None = None
+) -> tuple[list[Move], int] | None:
     """Fusion by tiles: the longest run of adjacent top-level loops that fuse with no
     shift, fused, blocked by `block`, its point loop distributed (one loop per pass over
     the tile's rows); in each pass whose inner loop carries a dependence (a row sum), the
@@ -505,10 +501,11 @@ def tilewise_fusion(natural: Schedule, block: int) -> tuple[list[Move], int] | N
     index of the nest of the tiles; None when no two nests fuse so.
 
     The passes over a tile run while its rows are in cache (layernorm's sum, variance and
-    output passes: one read of the rows from memory instead of three)."""
+    output passes: one read of the rows from memory instead of three). `run`: the loops
+    to fuse, when known (`_fusable_run`)."""
     from polykrnl.transforms.core import SLoop
 
-    run = _fusable_run(natural)
+    run = run or _fusable_run(natural)
     if run is None:
         return None
     first = run[0]
@@ -546,11 +543,12 @@ def _fusable_run(natural: Schedule) -> list[str] | None:
     s, run = natural, list[str]()
     for node in [*natural.nodes, None]:
         if isinstance(node, SLoop) and run:
-            fused = _if_legal(s, [Move("fuse", (run[0], node.name), 0)])
-            if fused is not None:
-                s = fused[0].apply(s)
+            try:
+                s = Move("fuse", (run[0], node.name), 0).apply(s)
                 run.append(node.name)
                 continue
+            except (ScheduleError, IllegalTransformError, UnprovenTransformError):
+                pass
         if len(run) > len(best):
             best = run
         s, run = natural, ([node.name] if isinstance(node, SLoop) else [])

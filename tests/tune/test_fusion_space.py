@@ -90,8 +90,9 @@ def test_a_row_loop_before_2d_nests_is_surrounded_at_their_first_row_and_fused()
 def test_passes_over_the_same_rows_are_offered_fused_by_tiles() -> None:
     """layernorm's four row loops fuse with no shift: per tile size, fuse, block,
     distribute, and the two row sums with the tile's rows inside (unrolled up to 16
-    rows); the output pass keeps its rows outside. The start "fusion by tiles" takes 16
-    rows and the tiles in parallel; its kernel equals the interpreter."""
+    rows); the output pass keeps its rows outside. Each size is a candidate measured
+    first, with threads also with its tiles in parallel; such a kernel equals the
+    interpreter."""
     from tests.scripts import onnx_shapes
 
     fn = pk.parse(onnx_shapes().layernorm_text(40, 24))["layernorm"]
@@ -111,14 +112,18 @@ def test_passes_over_the_same_rows_are_offered_fused_by_tiles() -> None:
         "unroll('i_d_3')",
     ]
     assert "unroll" not in str(Candidate(dict(space.tilewise)[32]))
-    params = space.tilewise_params()
-    assert params is not None
-    start = space.candidate(_Fixed(params))
+    candidates = space.tilewise_candidates()
+    assert [c.label for c in candidates[:2]] == [
+        "fusion by tiles of 8",
+        "fusion by tiles of 8, parallel",
+    ]
+    start = candidates[3]
     assert start.moves == (*moves, Move("parallel_at", ("0",), 0))
     _legal_and_equal(fn, natural, start)
+    # not a choice of the sampler (see Space.tilewise_candidates)
     assert space.candidate(_Fixed(space.natural_params())) == Candidate()
 
 
 def test_a_single_nest_offers_no_fusion_by_tiles() -> None:
     _, natural = _natural()
-    assert space_of(natural).tilewise == () and space_of(natural).tilewise_params() is None
+    assert space_of(natural).tilewise_candidates() == []

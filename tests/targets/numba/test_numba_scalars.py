@@ -347,6 +347,34 @@ def test_an_emitted_parallel_kernel_keeps_its_stores_through_views(tmp_path: Pat
     assert np.load(tmp_path / "out.npy").tobytes() == want.tobytes()
 
 
+STRIDED_FILL = """
+func.func @fill(%arg0: memref<12xf32>) -> memref<12xf32> {
+  %out = memref.alloc() {alignment = 16 : i64} : memref<12xf32>
+  %t = memref.reinterpret_cast %arg0 to offset: [0], sizes: [3, 4], strides: [1, 3]
+    : memref<12xf32> to memref<3x4xf32, strided<[1, 3]>>
+  %o = memref.reinterpret_cast %out to offset: [0], sizes: [3, 4], strides: [4, 1]
+    : memref<12xf32> to memref<3x4xf32>
+  %l:2 = krnl.define_loops 2
+  krnl.parallel %l#0 : !krnl.loop
+  krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to 3, %l#1 -> %j = 0 to 4) {
+    %v = krnl.load %t[%i, %j] : memref<3x4xf32, strided<[1, 3]>>
+    krnl.store %v, %o[%i, %j] : memref<3x4xf32>
+  }
+  return %out : memref<12xf32>
+}
+"""
+
+
+def test_a_parallel_kernel_keeps_its_stores_through_a_strided_view() -> None:
+    """The result is the buffer, written only through its reinterpret_cast (NumPy's
+    as_strided): Numba's parallel passes must see that the view aliases it."""
+    fn = pk.parse(STRIDED_FILL)["fill"]
+    kernel = pk.schedule(fn).to_numba(cache=False)
+    assert kernel.parallel_loops == {"i": "prange"} and "_pk_view_alias()" in kernel.source
+    x = np.arange(12, dtype=np.float32)
+    same(fn, kernel, arg0=x)
+
+
 def test_a_view_made_again_in_the_same_block_is_the_first_one() -> None:
     fn = parsed(
         """

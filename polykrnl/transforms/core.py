@@ -93,6 +93,16 @@ class LoopInfo:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
 
 
+def refuse_marked(info: LoopInfo, op: str) -> None:
+    """Refuse `op` (a primitive's name) on a loop already marked parallel, parallel in
+    parts or unrolled: the marks come last, in Krnl and in polykrnl."""
+    if info.parallel or info.parts or info.unroll:
+        raise ScheduleError(
+            f"loop '{info.name}' is parallel or unrolled: {op} it first",
+            hint="Krnl applies parallel and unroll last; so does polykrnl",
+        )
+
+
 @dataclass(frozen=True)
 class SLoop:
     name: str

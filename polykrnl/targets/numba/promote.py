@@ -16,7 +16,10 @@ buffers, which is what makes these rewrites exact:
   before the loop (hoisted);
 * an element `X[s]`, `s` fixed, that the loop reads and writes, with no other access to
   X in the loop, lives in a local during the loop and is stored once after it
-  (promoted); each write is converted to X's element type, as the store would.
+  (promoted); each write is converted to X's element type, as the store would. An access
+  of X whose subscript differs from `s` by a nonzero constant from the same name
+  (`index_offsets`: `i_1 = i_t + 1`, the rows of an unrolled loop) is another element:
+  the sums of a tile's rows each live in a local.
 
 The same operations run on the same values in the same order: the kernel stays bit for
 bit the interpreter. Only arrays with a `Root` (aliases.py: memref arguments, fresh

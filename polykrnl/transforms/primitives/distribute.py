@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from polykrnl.errors import ScheduleError
 from polykrnl.poly import isl_name
-from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
+from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step, refuse_marked
 
 
 def distribute(sched: ScheduleT, loop: str, *, names: Sequence[str] | None = None) -> ScheduleT:
@@ -77,11 +77,7 @@ def _check(sched: ScheduleT, info: LoopInfo, parts: list[tuple[SNode, ...]]) -> 
             f"loop '{info.name}' holds one statement or loop: nothing to distribute",
             hint="the current nest is:\n" + sched.describe(),
         )
-    if info.parallel or info.parts or info.unroll:
-        raise ScheduleError(
-            f"loop '{info.name}' is parallel or unrolled: distribute it first",
-            hint="Krnl applies parallel and unroll last; so does polykrnl",
-        )
+    refuse_marked(info, "distribute")
     if info.skew or info.isl_bounds:
         raise ScheduleError(
             f"loop '{info.name}' is skewed: distribute it before skewing",

@@ -20,7 +20,7 @@ import islpy as isl
 
 from polykrnl.errors import ScheduleError
 from polykrnl.transforms.bounds import Bound, linear
-from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step
+from polykrnl.transforms.core import LoopInfo, ScheduleT, SLoop, SNode, Step, refuse_marked
 
 
 def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT:
@@ -30,11 +30,7 @@ def fuse(sched: ScheduleT, first: str, second: str, shift: int = 0) -> ScheduleT
         raise ScheduleError(f"fuse shift {shift!r} must be an integer", hint="fuse('i', 'i2', 1)")
     _check_siblings(sched, first, second)
     for info in (a, b):
-        if info.parallel or info.parts or info.unroll:
-            raise ScheduleError(
-                f"loop '{info.name}' is parallel or unrolled: fuse it first",
-                hint="Krnl applies parallel and unroll last; so does polykrnl",
-            )
+        refuse_marked(info, "fuse")
         if info.kind != "loop" or info.skew or info.trivial:
             raise ScheduleError(
                 f"loop '{info.name}' is blocked or skewed: fuse loops as written (or "

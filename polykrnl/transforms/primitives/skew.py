@@ -9,7 +9,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from polykrnl.errors import ScheduleError
 from polykrnl.transforms.bounds import Bound, Ref
-from polykrnl.transforms.core import ScheduleT, Step
+from polykrnl.transforms.core import ScheduleT, Step, refuse_marked
 
 
 def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
@@ -29,11 +29,7 @@ def skew(sched: ScheduleT, loop: str, by: str, factor: int = 1) -> ScheduleT:
             f"loop '{by}' does not enclose loop '{loop}': a loop is skewed by an outer one",
             hint="the current nest is:\n" + sched.describe(),
         )
-    if info.parallel or info.parts or info.unroll:
-        raise ScheduleError(
-            f"loop '{loop}' is parallel or unrolled: skew it first",
-            hint="Krnl applies parallel and unroll last; so does polykrnl",
-        )
+    refuse_marked(info, "skew")
     f = isl.Val.int_from_si(isl.DEFAULT_CONTEXT, factor)
     values = {}
     for s_name, v in info.values.items():

@@ -491,7 +491,7 @@ def fusion_moves(natural: Schedule) -> tuple[tuple[Move, ...], Schedule]:
 
 
 def tilewise_fusion(
-    natural: Schedule, block: int, run: list[str] | None = None
+    natural: Schedule, block: int, fused: tuple[list[str], Schedule] | None = None
 ) -> tuple[list[Move], int] | None:
     """Fusion by tiles: the longest run of adjacent top-level loops that fuse with no
     shift, fused, blocked by `block`, its point loop distributed (one loop per pass over
@@ -501,21 +501,21 @@ def tilewise_fusion(
     index of the nest of the tiles; None when no two nests fuse so.
 
     The passes over a tile run while its rows are in cache (layernorm's sum, variance and
-    output passes: one read of the rows from memory instead of three). `run`: the loops
-    to fuse, when known (`_fusable_run`)."""
+    output passes: one read of the rows from memory instead of three). `fused`: the loops
+    to fuse and the schedule after fusing them, when known (`_fusable_run`)."""
     from polykrnl.transforms.core import SLoop
 
-    run = run or _fusable_run(natural)
-    if run is None:
+    found = fused or _fusable_run(natural)
+    if found is None:
         return None
+    run, s = found
     first = run[0]
-    moves = [*(Move("fuse", (first, x), 0) for x in run[1:]), Move("block", (first,), block)]
-    moves.append(Move("distribute", (first,)))
-    if _if_legal(natural, moves) is None:
+    moves = [*(Move("fuse", (first, x), 0) for x in run[1:])]
+    tiled = [Move("block", (first,), block), Move("distribute", (first,))]
+    after = _applied(s, tiled)
+    if after is None:
         return None
-    s = natural
-    for m in moves:
-        s = m.apply(s)
+    moves, s = moves + tiled, after
     tile = s.parent(first)
     assert tile is not None
     carried = {lv.loop for lv in s.check().loops if lv.status != "parallel"}
@@ -526,20 +526,20 @@ def tilewise_fusion(
         swap = [Move("reorder", (inner[0].name, part.name))]
         if block <= MAX_UNROLL:
             swap.append(Move("unroll", (part.name,)))
-        if _if_legal(s, swap) is not None:
-            moves += swap
-            for m in swap:
-                s = m.apply(s)
+        swapped = _applied(s, swap)
+        if swapped is not None:
+            moves, s = moves + swap, swapped
     top = [n.name for n in s.nodes if isinstance(n, SLoop)]
     return moves, top.index(tile)
 
 
-def _fusable_run(natural: Schedule) -> list[str] | None:
+def _fusable_run(natural: Schedule) -> tuple[list[str], Schedule] | None:
     """The longest run of adjacent top-level loops that fuse one after the other with
-    no shift (each pass over the same rows), at least two; None if there is none."""
+    no shift (each pass over the same rows), at least two, and the schedule with them
+    fused; None if there is none."""
     from polykrnl.transforms.core import SLoop
 
-    best: list[str] = []
+    best: tuple[list[str], Schedule] = ([], natural)
     s, run = natural, list[str]()
     for node in [*natural.nodes, None]:
         if isinstance(node, SLoop) and run:
@@ -549,10 +549,10 @@ def _fusable_run(natural: Schedule) -> list[str] | None:
                 continue
             except (ScheduleError, IllegalTransformError, UnprovenTransformError):
                 pass
-        if len(run) > len(best):
-            best = run
+        if len(run) > len(best[0]):
+            best = (run, s)
         s, run = natural, ([node.name] if isinstance(node, SLoop) else [])
-    return best if len(best) >= 2 else None
+    return best if len(best[0]) >= 2 else None
 
 
 def _fused_pair(s: Schedule, a: str, b: str) -> tuple[list[Move], Schedule] | None:
@@ -740,12 +740,17 @@ def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:
 
 def _if_legal(s: Schedule, moves: list[Move]) -> list[Move] | None:
     """`moves` when they apply to `s` (legal, not refused), else None."""
+    return moves if _applied(s, moves) is not None else None
+
+
+def _applied(s: Schedule, moves: Sequence[Move]) -> Schedule | None:
+    """`s` after `moves` when they apply (legal, not refused), else None."""
     try:
         for m in moves:
             s = m.apply(s)
     except (ScheduleError, IllegalTransformError, UnprovenTransformError):
         return None
-    return moves
+    return s
 
 
 def _chain(s: Schedule, nest: int) -> list[str]:

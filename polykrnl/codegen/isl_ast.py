@@ -204,7 +204,8 @@ class Translator:
                 # iteration is known before the loop (not for a triangle, say).
                 work = iteration_work(body, stored_names(body) | {name})
                 seq = ast.Call(ast.Name("range", ast.Load()), copy.deepcopy(args), [])
-                sequential = ast.For(target, seq, self._renamed(body), [])
+                twin, twin_body = self._renamed(name, body)
+                sequential = ast.For(ast.Name(twin, ast.Store()), seq, twin_body, [])
                 if mark is not None and mark in self.parts:
                     par = self._parts_prange(mark, name, init, stop, body)
                 else:
@@ -249,24 +250,26 @@ class Translator:
         rng = ast.Call(ast.Name("prange", ast.Load()), args, [])
         return [ast.For(ast.Name(it, ast.Store()), rng, body, [])]
 
-    def _renamed(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        """A copy of the loop body `body` whose own names (every name it assigns, its
-        inner loops' iterators) are fresh: each name of a kernel is then assigned in one
-        place, which the Numba rewrites count on (`hoist_views` moves only a view
-        assigned once: a prange's sequential twin built its pool views anew in every
-        iteration, 16x slower). A body's names are its own: values that outlive an
-        iteration pass through dictionaries or buffers, never through locals."""
+    def _renamed(self, it: str, body: list[ast.stmt]) -> tuple[str, list[ast.stmt]]:
+        """A fresh name for the iterator `it` and a copy of its loop body `body` whose own
+        names (every name it assigns, its inner loops' iterators) are fresh: each name of
+        a kernel is then assigned in one place, which the Numba rewrites count on
+        (`hoist_views` moves only a view assigned once: a prange's sequential twin built
+        its pool views anew in every iteration, 16x slower; `index_offsets` knows the
+        rows of an unrolled tile apart only from a tile iterator assigned once). A body's
+        names are its own: values that outlive an iteration pass through dictionaries or
+        buffers, never through locals."""
         out = copy.deepcopy(body)
         own = {
             n.id
             for n in ast.walk(ast.Module(out, []))
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
+        } | {it}
         new = {n: self.fresh(n) for n in sorted(own)}
         for n in ast.walk(ast.Module(out, [])):
             if isinstance(n, ast.Name) and n.id in new:
                 n.id = new[n.id]
-        return out
+        return new[it], out
 
     def _unsplittable(self, mark: str, inc: ast.expr) -> str | None:
         """Why loop `mark` cannot run in parts here, or None when it can."""
@@ -307,18 +310,19 @@ class Translator:
         lo1, hi1 = clipped(None, ast.Name(at, ast.Load()))
         lo2, hi2 = clipped(ast.Name(at, ast.Load()), copy.deepcopy(after))
         lo3, hi3 = clipped(copy.deepcopy(after), None)
-        alone = ast.For(
-            ast.Name(it, ast.Store()),
-            ast.Call(ast.Name("range", ast.Load()), [lo2, hi2], []),
-            self._renamed(body),
-            [],
-        )
+        alone, alone_body = self._renamed(it, body)
+        first, first_body = self._renamed(it, body)
         return [
             ast.Assign(
                 [ast.Name(at, ast.Store())], expr_of_pw_aff(isl.PwAff.from_aff(point), names)
             ),
-            *self._prange(it, lo1, hi1, one, [lo1, hi1], self._renamed(body)),
-            alone,
+            *self._prange(first, lo1, hi1, one, [lo1, hi1], first_body),
+            ast.For(
+                ast.Name(alone, ast.Store()),
+                ast.Call(ast.Name("range", ast.Load()), [lo2, hi2], []),
+                alone_body,
+                [],
+            ),
             *self._prange(it, lo3, hi3, one, [copy.deepcopy(lo3), copy.deepcopy(hi3)], body),
         ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -151,3 +152,64 @@ def test_views_move_out_of_the_loop_and_element_reads_stay() -> None:
                     total = s[()]
                     t[np.uint64(i)] = total"""
     )
+
+
+ROW_SUMS = """
+func.func @rows(%N: index, %x: memref<?xf64>, %A: memref<?x?xf64>, %y: memref<?xf64>) {
+  %ii, %jj = krnl.define_loops 2
+  krnl.iterate(%ii, %jj) with (%ii -> %i = 0 to %N, %jj -> %j = 0 to %N) {
+    %s = krnl.load %x[%i] : memref<?xf64>
+    %a = krnl.load %A[%i, %j] : memref<?x?xf64>
+    %b = krnl.load %y[%j] : memref<?xf64>
+    %p = arith.mulf %a, %b : f64
+    %t = arith.addf %s, %p : f64
+    krnl.store %t, %x[%i] : memref<?xf64>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("n", [5, 301])  # too little work for threads; enough
+def test_a_parallel_tile_of_unrolled_rows_sums_each_row_in_a_local(n: int) -> None:
+    """The prange and its sequential twin (run when there is too little work for
+    threads) each assign their names in one place, the iterator too: a tile's rows
+    (`i_1 = i_t + 1`) are then known apart and each row's sum lives in a local in both
+    (the prange kept them in memory: mvt's x1 = A y1 on two threads 1.4x, now 1.9x)."""
+    fn = pk.parse(ROW_SUMS)["rows"]
+    sched = pk.Schedule.from_function(fn, recipe=False)
+    sched = sched.block("i", 4).reorder(["i_t", "j", "i"]).unroll("i").parallel("i_t")
+    kernel = sched.to_numba(parallel=True, cache=False)
+    assert kernel.parallel_loops == {"i_t": "prange"}
+    tree = ast.parse(kernel.function_source)
+    stores = Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    # the sums' locals (`_e0`) are set before the loop and in it: promote.py's own
+    twice = [name for name, k in stores.items() if k > 1 and not name.startswith("_e")]
+    assert not twice, f"assigned in two places: {twice}"
+    assert any(name.startswith("_e") for name in stores)
+    # the full tiles' column loops, in the prange and its twin (the last, partial tile
+    # reads its rows under conditions: nothing moves out of those)
+    column_loops = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For)
+        and ast.unparse(n.iter) == "range(N)"
+        and not any(isinstance(m, ast.If) for m in n.body)
+    ]
+    assert len(column_loops) == 2
+    for loop in column_loops:
+        assert "x[" not in ast.unparse(ast.Module(loop.body, [])), ast.unparse(loop)
+    rng = np.random.default_rng(n)
+    args = {
+        "x": rng.standard_normal(n),
+        "A": rng.standard_normal((n, n)),
+        "y": rng.standard_normal(n),
+    }
+    got = {k: v.copy() for k, v in args.items()}
+    want = {k: v.copy() for k, v in args.items()}
+    kernel(N=n, **got)
+    pk.run_reference(fn, N=n, **want)
+    assert got["x"].tobytes() == want["x"].tobytes()
+    assert not np.array_equal(got["x"], args["x"])

@@ -1,9 +1,11 @@
 """pk.tune on PolyBench: the tuned schedule against the natural order, the hand recipe and C.
 
-For each kernel, `pk.tune` searches the loops of `@<kernel>_tiled` as written (its nests
-distributed by hand, which the primitives cannot do yet) with its recipe as a seed, for
---budget seconds, Numba one thread, on a local pool; with --threads N > 1, a second
-search with threads (`pk.tune(..., threads=True)`). Then one process times, in rounds
+For each kernel, `pk.tune` searches the loops of `@<kernel>` and of `@<kernel>_tiled`
+as written (its nests distributed by hand; the search offers distribution only inside
+tiles) with its recipe as a seed, the two searches and the choice between their winners
+within --budget seconds (`searched`), Numba one thread, on a local pool; with --threads
+N > 1, a second such search with threads (`pk.tune(..., threads=True)`), from the
+one-thread winner. Then one process times, in rounds
 interleaved across them and on fresh copies of the same inputs, the Numba kernels
 (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
@@ -142,6 +144,11 @@ class Settings:
     threads: int
 
 
+#: of a program's budget with two functions (@K, @K_tiled), the share kept to time their
+#: winners side by side; the rest is shared by their two searches
+COMPARE_SHARE = 0.1
+
+
 def searched(
     fns: list[pk.Function],
     args: dict[str, Any],
@@ -150,16 +157,19 @@ def searched(
     starts: dict[str, Any] | None = None,
 ) -> tuple[Any, float, str]:
     """pk.tune of each function of `fns` (one program: PolyBench's natural `@K` and its
-    hand-distributed `@K_tiled`, whose loops the primitives cannot make from `@K`), the
-    budget shared; the faster winner by three rounds side by side. The result, the
-    seconds it all took, and the function it came from. `starts`: by function name, a
-    result to start that function's search from (the one-thread winner)."""
+    hand-distributed `@K_tiled`), within one budget: the searches share all but
+    `COMPARE_SHARE` of it, then the two winners are timed side by side in rounds (up to
+    three, as many as the budget has room for; none: the faster by the searches' own
+    final rounds). The result, the seconds it all took, and the function it came from.
+    `starts`: by function name, a result to start that function's search from (the
+    one-thread winner)."""
     start = time.perf_counter()
+    share = settings.budget * (1 - COMPARE_SHARE) / len(fns) if len(fns) > 1 else settings.budget
     results = [
         pk.tune(
             fn,
             run_params(args, fn),
-            budget=settings.budget / len(fns),
+            budget=share,
             seed=settings.seed,
             repeats=3,
             threads=threads,
@@ -167,20 +177,35 @@ def searched(
         )
         for fn in fns
     ]
-    best = 0
+    best = min(range(len(results)), key=lambda i: results[i].seconds)
     if len(results) > 1:
-        kernels = [r.schedule.to_numba(parallel=threads) for r in results]
-        for k in kernels:
-            k.compile(**args)
-        times: list[list[float]] = [[] for _ in kernels]
-        for _ in range(3):
-            for i, k in enumerate(kernels):
-                a = fresh(args)
-                t0 = time.perf_counter()
-                k(**a)
-                times[i].append(time.perf_counter() - t0)
-        best = min(range(len(kernels)), key=lambda i: statistics.median(times[i]))
+        best = side_by_side(results, args, threads, start + settings.budget, best)
     return results[best], time.perf_counter() - start, fns[best].name
+
+
+def side_by_side(
+    results: list[Any], args: dict[str, Any], threads: bool, deadline: float, best: int
+) -> int:
+    """The index of the faster winner of `results`, timed in rounds in this process while
+    a round fits before `deadline` (perf_counter); `best` when none does."""
+    kernels = [r.schedule.to_numba(parallel=threads) for r in results]
+    for k in kernels:
+        k.compile(**args)
+    times: list[list[float]] = [[] for _ in kernels]
+    round_time = sum(r.seconds for r in results)
+    for _ in range(3):
+        if time.perf_counter() + 1.5 * round_time > deadline:
+            break
+        t_round = time.perf_counter()
+        for i, k in enumerate(kernels):
+            a = fresh(args)
+            t0 = time.perf_counter()
+            k(**a)
+            times[i].append(time.perf_counter() - t0)
+        round_time = time.perf_counter() - t_round
+    if not times[0]:
+        return best
+    return min(range(len(kernels)), key=lambda i: statistics.median(times[i]))
 
 
 def tuned_row(

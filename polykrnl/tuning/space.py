@@ -10,7 +10,9 @@ the skews the report suggests where they make the band tilable, a block size per
 of the tile loops and the order of the point loops, and whether to unroll the innermost
 point loop when its trip count is small and constant; per nest, which depth of its loops
 runs in parallel (with threads only; below a fork, each branch's loops at that depth), or,
-for a nest with no parallel depth, its outermost loop in parallel parts at a split point. A
+for a nest with no parallel depth, its outermost loop in parallel parts at a split point,
+or, for a nest with a band skewed to be tilable (a stencil across time steps), its tiles
+in wavefronts (`tile_wavefront`: the Pluto start takes these for such nests). A
 :class:`Candidate` is one choice of all of them as a sequence of primitive steps
 (:class:`Move`), an immutable value that a worker process applies to the function again.
 
@@ -44,11 +46,23 @@ HOIST_BLOCK = 256
 #: bands longer than this get the rotations of their order only, not all n! orders
 MAX_PERMUTED = 5
 
+#: the smallest size `finer_wavefronts` gives a tile loop of a wavefront
+WAVEFRONT_MIN_BLOCK = 4
+
 #: the tile sizes of fusion by tiles (`tilewise_fusion`): rows of a few passes in cache
 TILEWISE_BLOCKS = (8, 16, 32)
 
 MoveOp = Literal[
-    "surround", "fuse", "skew", "block", "reorder", "unroll", "parallel_at", "parts", "distribute"
+    "surround",
+    "fuse",
+    "skew",
+    "block",
+    "reorder",
+    "unroll",
+    "parallel_at",
+    "parts",
+    "distribute",
+    "wavefront",
 ]
 
 
@@ -58,7 +72,9 @@ class Move:
 
     `parallel_at` names no loop: `loops` holds the nest's index and `size` the depth of
     its loops in the nest, resolved when applied (blocking renames loops); every loop at
-    that depth runs in parallel (below a fork, each branch's).
+    that depth runs in parallel (below a fork, each branch's). `wavefront` (`loops`: the
+    nest's index) runs the nest's tiles in wavefronts (`tile_wavefront`), resolved when
+    applied too.
     """
 
     op: MoveOp
@@ -78,6 +94,8 @@ class Move:
             return f"unroll({self.loops[0]!r})"
         if self.op == "parts":
             return f"parallel_parts({self.loops[0]!r})"
+        if self.op == "wavefront":
+            return f"tile_wavefronts(nest {self.loops[0]})"
         if self.op == "distribute":
             return f"distribute({self.loops[0]!r})"
         return f"parallel(nest {self.loops[0]}, depth {self.size})"
@@ -100,6 +118,16 @@ class Move:
             return s.parallel_parts(self.loops[0])
         if self.op == "distribute":
             return s.distribute(self.loops[0])
+        if self.op == "wavefront":
+            nest = int(self.loops[0])
+            moves = _wavefront_moves(s, nest)
+            if moves is None:
+                raise ScheduleError(
+                    f"nest {nest} does not start with two tile loops: no tiles to run in wavefronts"
+                )
+            for m in moves:
+                s = m.apply(s)
+            return s
         return s.parallel(*_loops_at(s.nodes, int(self.loops[0]), self.size))
 
 
@@ -210,6 +238,9 @@ class Space:
     # offered, its moves; and the nest the fused tiles are
     tilewise: tuple[tuple[int, tuple[Move, ...]], ...] = ()
     tilewise_nest: int = 0
+    # with threads, the nests whose tiles may run in wavefronts: a band skewed to be
+    # tilable (across time), whose outermost loop may not run in parallel as written
+    wavefront_nests: tuple[int, ...] = ()
 
     @property
     def size(self) -> int:
@@ -217,7 +248,7 @@ class Space:
         n = _bands_size(self.bands) + (_bands_size(self.fused_bands) if self.fusion else 0)
         for nest, depth in enumerate(self.parallel_depths):
             split = nest < len(self.parts_starts) and self.parts_starts[nest] is not None
-            n *= depth + 1 + split
+            n *= depth + 1 + split + (nest in self.wavefront_nests)
         return n + len(self.tilewise_candidates())
 
     def candidate(self, trial: Trial) -> Candidate:
@@ -233,9 +264,13 @@ class Space:
             for nest, depth in enumerate(self.parallel_depths):
                 split = self.parts_starts[nest] if nest < len(self.parts_starts) else None
                 offered = ["none", *map(str, range(depth)), *(["parts"] if split else [])]
+                if nest in self.wavefront_nests:
+                    offered.append("wavefront")
                 choice = trial.suggest_categorical(f"n{nest}.parallel", offered)
                 if choice == "parts" and split:
                     moves.append(Move("parts", (split,)))
+                elif choice == "wavefront":
+                    moves.append(Move("wavefront", (str(nest),)))
                 elif choice != "none":
                     moves.append(Move("parallel_at", (str(nest),), int(choice)))
         return Candidate(tuple(moves))
@@ -280,6 +315,7 @@ class Space:
         stencil wants few time steps per tile and long innermost rows: 16, 64, 256)."""
         first, middle, last = (block, block, block) if isinstance(block, int) else block
         out = self.natural_params()
+        fronts: list[int] = []  # nests tiled across time: their tiles in wavefronts
         bands = self.bands
         if self.fusion:
             # Pluto fuses first: the time loop's sibling nests become one band to tile.
@@ -290,6 +326,7 @@ class Space:
                 continue
             if b.skews:
                 out[f"{b.key}.skew"] = True
+                fronts += [b.nest] if b.nest in self.wavefront_nests else []
             blocked = []
             for k, (x, sizes) in enumerate(zip(b.loops, b.sizes, strict=True)):
                 want = first if k == 0 else last if k == len(b.loops) - 1 else middle
@@ -302,6 +339,7 @@ class Space:
                 out[f"{b.key}.tiles[{','.join(blocked)}]"] = ",".join(blocked)
         if self.threads:
             out.update(self._parallel_starts())
+            out.update({f"n{n}.parallel": "wavefront" for n in fronts})
         return out
 
 
@@ -424,6 +462,13 @@ def space_of(
         if fused_tiles is not None:
             tilewise.append((size, tuple(fused_tiles[0])))
             nest = fused_tiles[1]
+    fronts = tuple(
+        sorted(
+            {b.nest for b in (*bands, *fused_bands) if b.skews and starts[b.nest] != 0}
+            if threads and skew
+            else ()
+        )
+    )
     return Space(
         name,
         bands,
@@ -437,6 +482,7 @@ def space_of(
         not skew,
         tuple(tilewise),
         nest,
+        fronts,
     )
 
 
@@ -683,10 +729,12 @@ def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candida
     """`c` (whose schedule is `s`) with each nest's outermost loops that may run in
     parallel made parallel; with a parallel loop below the outermost hoisted outside
     (`hoist_parallel`); with its tiles in wavefronts where no loop above the innermost
-    may run in parallel (`tile_wavefront`). Only the variants that change something;
+    may run in parallel (`tile_wavefront`), and for a single nest, with smaller tiles in
+    wavefronts too (`finer_wavefronts`). Only the variants that change something;
     `krnl_only`: none that Krnl cannot write (wavefronts skew, parts)."""
     kinds = {"start, parallel": list(c.moves), "start, parallel outermost": list(c.moves)}
     kinds["start, tile wavefronts"] = list(c.moves)
+    finer: list[Candidate] = []
     # the candidate's own nests (blocking made them deeper than as written)
     top = [n for n in s.nodes if hasattr(n, "body")]
     for nest, depth in enumerate(_depth(n) for n in top):
@@ -694,7 +742,11 @@ def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candida
         if not krnl_only and (found is None or found[0].size > 0):
             # the tiles in wavefronts: a stencil tiled across time has no parallel
             # loop but its innermost ones (a launch of the threads per row)
-            kinds["start, tile wavefronts"] += tile_wavefront(s, nest) or []
+            fronts = tile_wavefront(s, nest)
+            kinds["start, tile wavefronts"] += fronts or []
+            if fronts and len(top) == 1:
+                variants = (finer_wavefronts(c, s, nest, d) for d in (2, 4))
+                finer += [v for v in variants if v is not None]
         if found is None:
             split = [] if krnl_only else [Move("parts", (x,)) for x in outermost_parts(s, nest)]
             kinds["start, parallel"] += split
@@ -708,7 +760,7 @@ def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candida
         for label, moves in kinds.items()
         if len(moves) > len(c.moves)
         and (label != "start, parallel outermost" or moves != kinds["start, parallel"])
-    ]
+    ] + finer
 
 
 def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:
@@ -774,6 +826,13 @@ def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
     sizes, so that a front holds the tiles with the same sum of tile indices, and moved
     outside it; the first then runs the tiles of a front in parallel. None when the nest
     does not start so, or the fronts do not keep the dependences."""
+    moves = _wavefront_moves(s, nest)
+    return _if_legal(s, moves) if moves is not None else None
+
+
+def _wavefront_moves(s: Schedule, nest: int) -> list[Move] | None:
+    """`tile_wavefront`'s moves, legal or not; None when the nest does not start with
+    two tile loops."""
     chain = _chain(s, nest)
     if len(chain) < 2:
         return None
@@ -781,12 +840,32 @@ def tile_wavefront(s: Schedule, nest: int) -> list[Move] | None:
     if first.kind != "tile" or second.kind != "tile" or not first.tile_size:
         return None
     factor = -(-(second.tile_size or 0) // first.tile_size)
-    moves = [
+    return [
         Move("skew", (second.name, first.name), max(1, factor)),
         Move("reorder", (second.name, first.name, *chain[2:])),
         Move("parallel_at", (str(nest),), 1),
     ]
-    return _if_legal(s, moves)
+
+
+def finer_wavefronts(c: Candidate, s: Schedule, nest: int, divisor: int) -> Candidate | None:
+    """`c` (whose schedule is `s`) with the sizes of nest `nest`'s two outermost tile
+    loops divided by `divisor` (at least `WAVEFRONT_MIN_BLOCK`) and its tiles in
+    wavefronts: a front of a stencil tiled for one thread holds a few large tiles, too
+    few to share (heat-3d at LARGE, tiles 16 x 64 of t x i: 1.35x on two threads; 8 x 32:
+    1.6x, 4 x 16: 1.9x). None when `c` does not block those loops itself, or nothing
+    changes."""
+    chain = _chain(s, nest)[:2]
+    moves = list(c.moves)
+    changed = False
+    for k, m in enumerate(moves):
+        if m.op == "block" and f"{m.loops[0]}_t" in chain:
+            size = max(WAVEFRONT_MIN_BLOCK, m.size // divisor)
+            changed |= size != m.size
+            moves[k] = Move("block", m.loops, size)
+    if not changed or len(chain) < 2:
+        return None
+    label = f"start, tile wavefronts / {divisor}"
+    return Candidate((*moves, Move("wavefront", (str(nest),))), c.recipe, label)
 
 
 def legality_outcome(

@@ -57,9 +57,13 @@ def test_a_depth_below_a_fork_runs_every_branch_in_parallel() -> None:
 
 
 def test_the_pluto_start_runs_the_outermost_parallel_depth() -> None:
-    space = space_of(_natural(), threads=True)
+    # Krnl's own primitives (no fusion, no skew): the spatial loops, parallel as written
+    space = space_of(_natural(), threads=True, skew=False)
     assert space.parallel_depths == (2,) and space.parallel_starts == (1,)
     assert space.pluto_params()["n0.parallel"] == "1"
+    # fused and skewed to be tiled across time, no loop is parallel: the tiles run in
+    # wavefronts instead
+    assert space_of(_natural(), threads=True).pluto_params()["n0.parallel"] == "wavefront"
     assert space_of(_natural()).parallel_starts == ()  # one thread: no choice
 
 
@@ -117,20 +121,43 @@ def test_a_start_tiled_across_time_is_tried_again_with_its_tiles_in_wavefronts()
     )
     s = tiled.schedule(natural)
     assert not any(s.loop(x).parallel for x in s.loop_names())
-    start, waves = start_candidates([tiled], natural, None, space_of(natural, threads=True))
+    space = space_of(natural, threads=True)
+    start, waves, *finer = start_candidates([tiled], natural, None, space)
     assert start == tiled and waves.label == "start, tile wavefronts"
     assert waves.moves[len(tiled.moves) :] == (
         Move("skew", ("i_t", "t_t"), 4),
         Move("reorder", ("i_t", "t_t", "t", "i")),
         Move("parallel_at", ("0",), 1),
     )
-    w = waves.schedule(natural)
-    assert w.loop("t_t").parallel and w.legal
+    # smaller tiles in wavefronts (more tiles on a front): i's tiles of 8, then 4 (t's
+    # stay 4, the smallest offered), the same moves resolved when applied
+    assert [c.label for c in finer] == [
+        "start, tile wavefronts / 2",
+        "start, tile wavefronts / 4",
+    ]
+    assert [[m.size for m in c.moves if m.op == "block"] for c in finer] == [[4, 8], [4, 4]]
+    assert all(c.moves[-1] == Move("wavefront", ("0",)) for c in finer)
     args = make_inputs(fn, {}, seed=3, size=8)
-    a, b = copy.deepcopy(args), copy.deepcopy(args)
-    pk.run_reference(fn, **a)
-    w.to_numba(parallel=True)(**b)
-    assert all(np.array_equal(a[k], b[k]) for k in a)
+    want = copy.deepcopy(args)
+    pk.run_reference(fn, **want)
+    for c in (waves, *finer):
+        w = c.schedule(natural)
+        assert w.loop("t_t").parallel and w.legal
+        got = copy.deepcopy(args)
+        w.to_numba(parallel=True)(**got)
+        assert all(np.array_equal(want[k], got[k]) for k in want), c
+    # a sampler choice where the nest's band is skewed to be tilable, and Pluto's start
+    assert space.wavefront_nests == (0,)
+    assert space.pluto_params()["n0.parallel"] == "wavefront"
+
+
+def test_tiles_in_wavefronts_are_refused_where_the_nest_does_not_start_with_two_tile_loops() -> (
+    None
+):
+    with pytest.raises(ScheduleError, match="two tile loops"):
+        Move("wavefront", ("0",)).apply(_natural())
+    space = space_of(_natural(), threads=False)
+    assert space.wavefront_nests == ()
 
 
 # x2 = A^T y2 (PolyBench's mvt, second product): i may run in parallel, j not (x2[i]

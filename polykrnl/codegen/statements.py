@@ -793,12 +793,23 @@ class StatementWriter:
         op: k.MatMulOp,
         ranges: list[tuple[ast.expr, ast.expr]],
         mems: list[list[ast.expr]],
+        threads: bool = False,
     ) -> list[ast.stmt]:
         """krnl.matmul as scalar loops over `ranges` ((start, stop) of i, j, k):
         `C[i, j] = A[i, k] * B[k, j] + C[i, j]`, each operation rounded in C's type as
         the interpreter does. The loops run i, k, j: each C element still takes its k in
         ascending order (the same sum, bit for bit), and the innermost loop over j walks
-        rows of B and C, which LLVM vectorizes (no reduction to reassociate)."""
+        rows of B and C, which LLVM vectorizes (no reduction to reassociate). `threads`:
+        the rows loop is a prange (the caller knows C's rows apart from A and B)."""
+        c_root = buffer_root(op.C)
+        if c_root is buffer_root(op.A) or c_root is buffer_root(op.B):
+            # The interpreter computes a tile from A's and B's values before the update;
+            # these loops would read elements they already wrote.
+            raise self.unsupported(
+                f"krnl.matmul writing into its own A or B has no {self.st.form.label} "
+                "translation yet",
+                hint="write the product into a buffer of its own, or run it with pk.run_reference",
+            )
         arrays = [self.value(v) for v in (op.A, op.B, op.C)]
         c_type = op.C.type
         assert isinstance(c_type, MemRefType)
@@ -829,7 +840,8 @@ class StatementWriter:
         inner = ast.For(store(j), call("range", *ranges[1]), [update], [])
         load_a = assign(a, in_c(op.A, element(0, i, kk)))
         middle = ast.For(store(kk), call("range", *ranges[2]), [load_a, inner], [])
-        return [ast.For(store(i), call("range", *ranges[0]), [middle], [])]
+        rows = call("prange" if threads else "range", *ranges[0])
+        return [ast.For(store(i), rows, [middle], [])]
 
     def _refuse_helpers_compiled_code_lacks(
         self, op: Operation, helpers: set[str], what: str
@@ -1687,3 +1699,14 @@ def _chooses(e: ast.expr) -> bool:
         )
         for x in ast.walk(e)
     )
+
+
+#: operations whose result is a view of their first operand's buffer
+VIEW_OPS = frozenset({"memref.view", "memref.subview", "memref.reinterpret_cast", "memref.cast"})
+
+
+def buffer_root(v: SSAValue) -> SSAValue:
+    """The buffer `v` views: through memref.view, subview, reinterpret_cast and cast."""
+    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS and v.owner.operands:
+        v = v.owner.operands[0]
+    return v

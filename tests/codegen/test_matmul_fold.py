@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
+from polykrnl.errors import UnsupportedError
 from tests.scripts import onnx_shapes
 
 # C = memset 0, then (i, j, k) blocked by (BI, BJ, BK), the point loops innermost,
@@ -283,3 +284,32 @@ def test_numba_benchmark_programs_bit_for_bit(name: str, size: tuple[int, int, i
     kernel = pk.schedule(fn).to_numba(cache=False)
     assert "for it in" not in kernel.source and "for k in range(" in kernel.source
     _compare(fn, kernel, exact=True)
+
+
+@pytest.mark.parametrize("loop", ["it", "jt"])
+def test_numba_folded_loops_run_their_rows_on_threads_when_a_tile_loop_is_parallel(
+    loop: str,
+) -> None:
+    """A parallel tile loop around krnl.matmul (its mark proven legal) is folded with the
+    others: the folded nest's rows of C, independent whichever tile loop was marked
+    (C shares no memory with A or B), run as a prange; bit for bit on threads."""
+    fn = matmul(40, 21, 10)
+    sched = pk.schedule(fn).parallel(loop)
+    kernel = sched.to_numba(parallel=True, cache=False)
+    assert kernel.parallel_loops == {loop: "prange (the folded krnl.matmul's rows)"}
+    assert "for it in" not in kernel.source and " in prange(" in kernel.source
+    assert f"{loop}: prange (the folded krnl.matmul's rows) (threads)" in kernel.source
+    _compare(fn, kernel, exact=True)
+
+
+def test_numba_refuses_a_matmul_into_its_own_a() -> None:
+    """C[i, j] += A[i, k] B[k, j] into A itself: the interpreter computes a tile from the
+    values before its update, scalar loops would read what they wrote. Refused, located
+    (NumPy's block product reads first: equal to the interpreter)."""
+    text = MATMUL.format(
+        AR=16, M=16, N=16, K=16, MI=0, I0=0, BI=4, BJ=8, BK=8, TILE="[4, 8, 8]"
+    ).replace("%res[%mi, %c0], (%ip", "%A[%mi, %c0], (%ip")
+    fn = pk.parse(text)["mm"]
+    with pytest.raises(UnsupportedError, match=r"krnl\.matmul writing into its own A or B"):
+        pk.schedule(fn).to_numba(cache=False)
+    _compare(fn, pk.schedule(fn).to_numpy(), exact=False)

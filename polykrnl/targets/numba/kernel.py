@@ -281,7 +281,8 @@ def to_numba(
         header += [
             "#   "
             + comment_text(
-                f"{loop}: " + ("prange (threads)" if how == "prange" else f"sequential: {how}")
+                f"{loop}: "
+                + (f"{how} (threads)" if how.startswith("prange") else f"sequential: {how}")
             )
             for loop, how in pranged.items()
         ]

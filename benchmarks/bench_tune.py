@@ -165,22 +165,32 @@ def searched(
     one-thread winner)."""
     start = time.perf_counter()
     share = settings.budget * (1 - COMPARE_SHARE) / len(fns) if len(fns) > 1 else settings.budget
-    results = [
-        pk.tune(
-            fn,
-            run_params(args, fn),
-            budget=share,
-            seed=settings.seed,
-            repeats=3,
-            threads=threads,
-            start=[starts[fn.name]] if starts and fn.name in starts else [],
+    results = []
+    for fn in fns:
+        t0 = time.perf_counter()
+        results.append(
+            pk.tune(
+                fn,
+                run_params(args, fn),
+                budget=share,
+                seed=settings.seed,
+                repeats=3,
+                threads=threads,
+                start=[starts[fn.name]] if starts and fn.name in starts else [],
+            )
         )
-        for fn in fns
-    ]
+        SPLITS.append((fn.name, threads, time.perf_counter() - t0))
     best = min(range(len(results)), key=lambda i: results[i].seconds)
     if len(results) > 1:
+        t0 = time.perf_counter()
         best = side_by_side(results, args, threads, start + settings.budget, best)
+        SPLITS.append(("side by side", threads, time.perf_counter() - t0))
     return results[best], time.perf_counter() - start, fns[best].name
+
+
+#: where each program's search time went: (pk.tune's function or "side by side",
+#: threads, seconds), reset per program and kept in its row
+SPLITS: list[tuple[str, bool, float]] = []
 
 
 def side_by_side(
@@ -221,6 +231,7 @@ def tuned_row(
 ) -> dict[str, Any]:
     """Tune `fns` (one program), then time natural, recipe, tuned and C in rounds."""
     numba_module().set_num_threads(1)
+    SPLITS.clear()
     result, seconds, source = searched(fns, args, settings, threads=False)
     kernels = {
         "natural": natural.to_numba(parallel=False),
@@ -268,6 +279,7 @@ def tuned_row(
         "verdict": result.verdict,
         "parallel": parallel,
         "load_average": list(os.getloadavg()),
+        "search_splits": list(SPLITS),
     }
 
 

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, MemRefT
 from polykrnl.codegen.ast_loops import AstLoop, loop_tree_at
 from polykrnl.codegen.isl_ast import Translator
 from polykrnl.codegen.pyast import assign, call, const, name
-from polykrnl.codegen.statements import KernelState, StatementWriter, buffer_root, minus
+from polykrnl.codegen.statements import KernelState, StatementWriter, minus
 from polykrnl.codegen.vectorize import comment
 from polykrnl.dialect import krnl as k
 from polykrnl.interpreter import memref_dtype
@@ -155,7 +155,7 @@ class MatmulFolder:
             tr.names.update(saved)
         marks = ", ".join(x.mark for x in chain)
         if self.state.form.compiled:
-            threads = self._rows_on_threads(tr, chain, op)
+            threads = self._rows_on_threads(tr, chain)
             code = writer.matmul_loops(op, list(zip(lo, stop, strict=True)), mems, threads)
             note = f"loops {marks}: krnl.matmul's tiles partition its box (isl), one loop nest"
         else:
@@ -167,24 +167,14 @@ class MatmulFolder:
         first = [a for a in first if cast(ast.Name, a.targets[0]).id in used]
         return [comment(note), *first, *values, *body]
 
-    def _rows_on_threads(self, tr: Translator, chain: list[AstLoop], op: k.MatMulOp) -> bool:
+    def _rows_on_threads(self, tr: Translator, chain: list[AstLoop]) -> bool:
         """Whether the folded nest's rows run on threads: when a loop of `chain` is to run
-        in parallel (its mark proven legal). A matmul's rows of C are independent when C
-        shares no memory with A or B (distinct arrays, polykrnl's model of memrefs), so
-        the rows loop may run in parallel whichever tile loop was marked; each marked
-        loop is reported as run on threads, or why not."""
+        in parallel (its mark proven legal). The rows of C are independent whichever
+        tile loop was marked (`matmul_loops` refuses a C that is A or B), so the rows
+        loop runs in parallel and each marked loop is reported as run on threads."""
         marked = [x.mark for x in chain if x.mark in tr.prange]
-        if not marked:
-            return False
-        roots = [buffer_root(v) for v in (op.A, op.B, op.C)]
-        apart = roots[2] is not roots[0] and roots[2] is not roots[1]
-        how = (
-            "prange (the folded krnl.matmul's rows)"
-            if apart
-            else "the folded krnl.matmul's C may share memory with A or B"
-        )
-        tr.pranged.update(dict.fromkeys(marked, how))
-        return apart
+        tr.pranged.update(dict.fromkeys(marked, "prange (the folded krnl.matmul's rows)"))
+        return bool(marked)
 
     def _numpy(
         self, writer: StatementWriter, op: k.MatMulOp, views: list[View], marks: str

@@ -69,6 +69,7 @@ from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import memref_dtype, scalar_dtype
 from polykrnl.interpreter.memory import dense_array
 from polykrnl.poly import Access, PolyProgram, Statement, is_pure
+from polykrnl.poly.table import base
 from polykrnl.transforms.fresh_memory import FillVerdict
 from polykrnl.transforms.matmul_fold import compute_tile
 from polykrnl.transforms.memory_safety import memory_report
@@ -801,8 +802,8 @@ class StatementWriter:
         ascending order (the same sum, bit for bit), and the innermost loop over j walks
         rows of B and C, which LLVM vectorizes (no reduction to reassociate). `threads`:
         the rows loop is a prange (the caller knows C's rows apart from A and B)."""
-        c_root = buffer_root(op.C)
-        if c_root is buffer_root(op.A) or c_root is buffer_root(op.B):
+        c_root = base(op.C)
+        if c_root is base(op.A) or c_root is base(op.B):
             # The interpreter computes a tile from A's and B's values before the update;
             # these loops would read elements they already wrote.
             raise self.unsupported(
@@ -1699,14 +1700,3 @@ def _chooses(e: ast.expr) -> bool:
         )
         for x in ast.walk(e)
     )
-
-
-#: operations whose result is a view of their first operand's buffer
-VIEW_OPS = frozenset({"memref.view", "memref.subview", "memref.reinterpret_cast", "memref.cast"})
-
-
-def buffer_root(v: SSAValue) -> SSAValue:
-    """The buffer `v` views: through memref.view, subview, reinterpret_cast and cast."""
-    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS and v.owner.operands:
-        v = v.owner.operands[0]
-    return v

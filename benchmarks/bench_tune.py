@@ -197,7 +197,12 @@ def side_by_side(
     results: list[Any], args: dict[str, Any], threads: bool, deadline: float, best: int
 ) -> int:
     """The index of the faster winner of `results`, timed in rounds in this process while
-    a round fits before `deadline` (perf_counter); `best` when none does."""
+    a round fits before `deadline` (perf_counter), after making their kernels again (as
+    long as their searches took to: a wavefront of skewed tiles takes seconds of isl's
+    AST); `best` when none does."""
+    prepare = sum(_prepare_seconds(r) for r in results)
+    if time.perf_counter() + prepare + 1.5 * sum(r.seconds for r in results) > deadline:
+        return best
     kernels = [r.schedule.to_numba(parallel=threads) for r in results]
     for k in kernels:
         k.compile(**args)
@@ -216,6 +221,13 @@ def side_by_side(
     if not times[0]:
         return best
     return min(range(len(kernels)), key=lambda i: statistics.median(times[i]))
+
+
+def _prepare_seconds(result: Any) -> float:
+    """What making `result`'s winning kernel took its search (legality, code, compile)."""
+    won = result.candidate
+    made = [t.outcome.prepare_seconds for t in result.tried if t.outcome.candidate == won]
+    return max(made, default=0.0)
 
 
 def tuned_row(

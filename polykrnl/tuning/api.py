@@ -181,7 +181,10 @@ def _final_rounds(
     baselines = [t for t in timed if t.outcome.candidate.label in ("natural", "recipe")]
     finalists = list({t.number: t for t in [*fastest, *baselines]}.values())
     per_round = sum(t.outcome.seconds or 0.0 for t in finalists)
-    # one round's time for the warm-up call each finalist gets first
+    # Each finalist is made again where it is timed (its legality, code and compiled
+    # kernel, as long as the search's worker took: jacobi-2d's wavefronts of skewed
+    # tiles, 14 s of isl's AST each), then one round's time for the warm-up calls.
+    left -= sum(t.outcome.prepare_seconds for t in finalists)
     rounds = min(FINAL_ROUNDS, int(left / per_round) - 1) if per_round > 0 else 0
     if len(finalists) < 2 or rounds < 2:
         return tried, 0

@@ -79,6 +79,10 @@ class Outcome:
     seconds: float | None = None  # the median time (or the injected cost)
     times: tuple[float, ...] = ()  # every timed call
     compile_seconds: float = 0.0
+    # Legality, code generation, compilation and the check: what timing it again in
+    # another process costs before its first call (isl's AST of a wavefront of skewed
+    # tiles takes seconds; `api._final_rounds` counts it).
+    prepare_seconds: float = 0.0
     message: str = ""  # why it was not timed, or that timing stopped early
     abandoned: bool = False  # slower than the cutoff at its first call: not repeated
 
@@ -196,15 +200,19 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
     interpreter, its time. A candidate slower than `cutoff` seconds at its first timed
     call is not repeated (`abandoned`)."""
     st = _state(job)
+    started = time.perf_counter()
     sched, status, why = legality_outcome(candidate, st.natural, st.recipe)
     if sched is None:
         return Outcome(candidate, "illegal" if status == "illegal" else "refused", message=why)
     if job.cost is not None:
         return Outcome(candidate, "timed", job.cost(candidate, sched))
+    prepared = time.perf_counter() - started
     try:
         with _TURNS.compiling(job.threads):
+            started = time.perf_counter()  # the wait for a turn is not the candidate's
             kernel = _kernel(job, sched)
             compiled = _checked(job, st, kernel)
+            prepared += time.perf_counter() - started
         if isinstance(compiled, str):
             return Outcome(candidate, "wrong", message=compiled)
         with _TURNS.timing(job.threads):
@@ -219,6 +227,7 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
         statistics.median(times),
         tuple(times),
         compiled,
+        prepared,
         "stopped after one call: slower than the best so far" if abandoned else "",
         abandoned,
     )

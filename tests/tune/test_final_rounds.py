@@ -85,6 +85,21 @@ def test_no_final_rounds_when_two_do_not_fit_or_a_candidate_was_abandoned() -> N
     assert rounds == 2 and [set(c) for c, _ in pool.asked] == [{a, b}]  # not the abandoned
 
 
+def test_the_final_rounds_count_the_finalists_preparation() -> None:
+    """Each finalist is made again before its first call: with 6.5 s left, two rounds of
+    2.1 s fit (test above), but not after 4 s of making the two kernels again."""
+    a, b = (
+        Outcome(c, "timed", s, (s,), prepare_seconds=2.0)
+        for c, s in zip(_cands(2), (1.0, 1.1), strict=True)
+    )
+    tried = [Tried(0, a, 0.0), Tried(1, b, 1.0)]
+    pool = _Times({a.candidate: 1.0, b.candidate: 1.1})
+    assert api._final_rounds(Job("", "f", ()), pool, tried, left=6.5) == (tried, 0)
+    assert not pool.asked
+    _, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=10.5)
+    assert rounds == 2 and len(pool.asked) == 1
+
+
 class _Kernel:
     """A kernel whose calls take `seconds` each, counted."""
 

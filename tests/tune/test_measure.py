@@ -31,6 +31,8 @@ def test_a_candidate_is_checked_then_timed() -> None:
     outcome = evaluate(job, tiled)
     assert outcome.status == "timed", outcome.message
     assert outcome.seconds is not None and len(outcome.times) == 2
+    # what making it again costs: at least its compilation, which is part of it
+    assert outcome.prepare_seconds >= outcome.compile_seconds > 0
     illegal = evaluate(Job(SWEEP, "sweep", (("N", 30),)), Candidate((Move("reorder", ("j", "i")),)))
     assert illegal.status == "illegal" and illegal.seconds is None
 

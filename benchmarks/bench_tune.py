@@ -4,8 +4,8 @@ For each kernel, `pk.tune` searches the loops of `@<kernel>` and of `@<kernel>_t
 as written (its nests distributed by hand; the search offers distribution only inside
 tiles) with its recipe as a seed, the two searches and the choice between their winners
 within --budget seconds (`searched`), Numba one thread, on a local pool; with --threads
-N > 1, a second such search with threads (`pk.tune(..., threads=True)`), from the
-one-thread winner. Then one process times, in rounds
+N > 1, a second such search with threads (`pk.tune(..., threads=True)`), each function
+from its own one-thread winner. Then one process times, in rounds
 interleaved across them and on fresh copies of the same inputs, the Numba kernels
 (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
@@ -155,14 +155,14 @@ def searched(
     settings: Settings,
     threads: bool,
     starts: dict[str, Any] | None = None,
-) -> tuple[Any, float, str]:
+) -> tuple[Any, float, str, dict[str, Any]]:
     """pk.tune of each function of `fns` (one program: PolyBench's natural `@K` and its
     hand-distributed `@K_tiled`), within one budget: the searches share all but
     `COMPARE_SHARE` of it, then the two winners are timed side by side in rounds (up to
     three, as many as the budget has room for; none: the faster by the searches' own
-    final rounds). The result, the seconds it all took, and the function it came from.
-    `starts`: by function name, a result to start that function's search from (the
-    one-thread winner)."""
+    final rounds). The result, the seconds it all took, the function it came from, and
+    each function's own result by name. `starts`: by function name, a result to start
+    that function's search from (its one-thread winner)."""
     start = time.perf_counter()
     share = settings.budget * (1 - COMPARE_SHARE) / len(fns) if len(fns) > 1 else settings.budget
     results = []
@@ -185,7 +185,8 @@ def searched(
         t0 = time.perf_counter()
         best = side_by_side(results, args, threads, start + settings.budget, best)
         SPLITS.append(("side by side", threads, time.perf_counter() - t0))
-    return results[best], time.perf_counter() - start, fns[best].name
+    own = {fn.name: r for fn, r in zip(fns, results, strict=True)}
+    return results[best], time.perf_counter() - start, fns[best].name, own
 
 
 #: where each program's search time went: (pk.tune's function or "side by side",
@@ -244,7 +245,7 @@ def tuned_row(
     """Tune `fns` (one program), then time natural, recipe, tuned and C in rounds."""
     numba_module().set_num_threads(1)
     SPLITS.clear()
-    result, seconds, source = searched(fns, args, settings, threads=False)
+    result, seconds, source, own = searched(fns, args, settings, threads=False)
     kernels = {
         "natural": natural.to_numba(parallel=False),
         "recipe": recipe.to_numba(parallel=False),
@@ -257,9 +258,10 @@ def tuned_row(
     parallel: dict[str, Any] = {}
     if settings.threads > 1 and c_parallel is not None:
         numba_module().set_num_threads(settings.threads)
-        par, par_seconds, par_source = searched(
-            fns, args, settings, threads=True, starts={source: result}
-        )
+        # Each function's threaded search starts from its own one-thread winner: the
+        # other function's may be the one whose threads scale (mvt: @mvt's rows, hoisted
+        # outermost, 1.6x on two threads; @mvt_tiled's, 1.4x).
+        par, par_seconds, par_source, _ = searched(fns, args, settings, threads=True, starts=own)
         parallel = {"searched": par_seconds, "winner": f"@{par_source}: {par.candidate}"}
         parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned
         tuned_par = par.schedule.to_numba(parallel=True)

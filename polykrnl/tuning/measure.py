@@ -79,8 +79,8 @@ class Outcome:
     seconds: float | None = None  # the median time (or the injected cost)
     times: tuple[float, ...] = ()  # every timed call
     compile_seconds: float = 0.0
-    # Legality, code generation, compilation and the check: what timing it again in
-    # another process costs before its first call (isl's AST of a wavefront of skewed
+    # Legality, code generation and compilation: what timing it again in another
+    # process costs before its first call (isl's AST of a wavefront of skewed
     # tiles takes seconds; `api._final_rounds` counts it).
     prepare_seconds: float = 0.0
     message: str = ""  # why it was not timed, or that timing stopped early
@@ -211,10 +211,11 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
         with _TURNS.compiling(job.threads):
             started = time.perf_counter()  # the wait for a turn is not the candidate's
             kernel = _kernel(job, sched)
-            compiled = _checked(job, st, kernel)
             prepared += time.perf_counter() - started
+            compiled = _checked(job, st, kernel)  # its run and the oracle's are not
         if isinstance(compiled, str):
             return Outcome(candidate, "wrong", message=compiled)
+        prepared += compiled
         with _TURNS.timing(job.threads):
             times, abandoned = _timed(job, st, kernel, cutoff)
     except PolykrnlError as e:

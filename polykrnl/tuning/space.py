@@ -48,6 +48,10 @@ MAX_PERMUTED = 5
 
 #: the smallest size `finer_wavefronts` gives a tile loop of a wavefront
 WAVEFRONT_MIN_BLOCK = 4
+#: `finer_parallel_tiles`: the divisor of a parallel tile loop's block size, and the
+#: smallest size it gives one
+PARALLEL_DIVISOR = 4
+PARALLEL_MIN_BLOCK = 16
 
 #: the tile sizes of fusion by tiles (`tilewise_fusion`): rows of a few passes in cache
 TILEWISE_BLOCKS = (8, 16, 32)
@@ -730,7 +734,8 @@ def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candida
     parallel made parallel; with a parallel loop below the outermost hoisted outside
     (`hoist_parallel`); with its tiles in wavefronts where no loop above the innermost
     may run in parallel (`tile_wavefront`), and for a single nest, with smaller tiles in
-    wavefronts too (`finer_wavefronts`). Only the variants that change something;
+    wavefronts too (`finer_wavefronts`); with smaller parallel tiles
+    (`finer_parallel_tiles`). Only the variants that change something;
     `krnl_only`: none that Krnl cannot write (wavefronts skew, parts)."""
     kinds = {"start, parallel": list(c.moves), "start, parallel outermost": list(c.moves)}
     kinds["start, tile wavefronts"] = list(c.moves)
@@ -755,12 +760,35 @@ def _threaded_starts(c: Candidate, s: Schedule, krnl_only: bool) -> list[Candida
             kinds["start, parallel"].append(found[0])
             hoisted = hoist_parallel(s, nest, found[0].size) if found[0].size > 0 else None
             kinds["start, parallel outermost"] += hoisted or [found[0]]
-    return [
+    out = [
         Candidate(tuple(moves), c.recipe, label)
         for label, moves in kinds.items()
         if len(moves) > len(c.moves)
         and (label != "start, parallel outermost" or moves != kinds["start, parallel"])
-    ] + finer
+    ]
+    balanced = finer_parallel_tiles(c, s, kinds["start, parallel"])
+    return out + ([balanced] if balanced is not None else []) + finer
+
+
+def finer_parallel_tiles(c: Candidate, s: Schedule, moves: Sequence[Move]) -> Candidate | None:
+    """`moves` (`c`'s, whose schedule is `s`, then parallel ones) with the block size of
+    each tile loop they make parallel divided by `PARALLEL_DIVISOR` (down to
+    `PARALLEL_MIN_BLOCK`): a few large tiles share badly between threads (two-mm at
+    LARGE, 800 rows in tiles of 256: 4 tiles, 512 rows on one thread and 288 on the
+    other, 1.56x on two threads at best). None when no such loop's size changes."""
+    tiles: set[str] = set()
+    for m in moves[len(c.moves) :]:
+        if m.op == "parallel_at":
+            at = _loops_at(s.nodes, int(m.loops[0]), m.size)
+            tiles.update(x for x in at if s.loop(x).kind == "tile")
+    out = list(moves)
+    for k, m in enumerate(c.moves):
+        if m.op == "block" and f"{m.loops[0]}_t" in tiles:
+            size = m.size // PARALLEL_DIVISOR
+            out[k] = Move("block", m.loops, size if size >= PARALLEL_MIN_BLOCK else m.size)
+    if out == list(moves):
+        return None
+    return Candidate(tuple(out), c.recipe, f"start, parallel, tiles / {PARALLEL_DIVISOR}")
 
 
 def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:

@@ -10,7 +10,12 @@ import pytest
 import polykrnl as pk
 from polykrnl.errors import IllegalTransformError, ScheduleError
 from polykrnl.tuning import Candidate, Move, space_of, synthetic_cost
-from polykrnl.tuning.space import HOIST_BLOCK, start_candidates
+from polykrnl.tuning.space import (
+    HOIST_BLOCK,
+    PARALLEL_DIVISOR,
+    PARALLEL_MIN_BLOCK,
+    start_candidates,
+)
 
 # A time loop around two sibling nests (PolyBench's jacobi-1d, one row)
 STENCIL = """
@@ -80,6 +85,26 @@ def test_a_start_is_tried_again_with_its_outermost_parallel_loops() -> None:
     assert s.loop("i_t").parallel and s.loop("j_t").parallel and s.legal
     with pytest.raises(ScheduleError, match="Candidate or a TuneResult"):
         start_candidates(["block"], natural, None, threaded)
+
+
+def test_a_start_is_tried_again_with_smaller_parallel_tiles() -> None:
+    """A parallel tile loop's tiles divided by PARALLEL_DIVISOR, down to
+    PARALLEL_MIN_BLOCK: i's 64 become 16, j's 32 stay (8 would be below it)."""
+    natural = _natural()
+    blocked = Candidate((Move("block", ("i",), 64), Move("block", ("j",), 32)))
+    _, parallel, finer = start_candidates([blocked], natural, None, space_of(natural, threads=True))
+    assert (PARALLEL_DIVISOR, PARALLEL_MIN_BLOCK) == (4, 16)  # the sizes below
+    assert finer.label == "start, parallel, tiles / 4"
+    assert finer.moves == (
+        Move("block", ("i",), 16),
+        Move("block", ("j",), 32),
+        *parallel.moves[len(blocked.moves) :],
+    )
+    s = finer.schedule(natural)
+    assert s.loop("i_t").parallel and s.loop("j_t").parallel and s.legal
+    # nothing to divide: no variant
+    small = Candidate((Move("block", ("i",), 16),))
+    assert len(start_candidates([small], natural, None, space_of(natural, threads=True))) == 2
 
 
 def test_tune_measures_the_start_and_its_parallel_form_first() -> None:

@@ -24,7 +24,7 @@ own check, and the search counts what it prunes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -781,14 +781,26 @@ def finer_parallel_tiles(c: Candidate, s: Schedule, moves: Sequence[Move]) -> Ca
         if m.op == "parallel_at":
             at = _loops_at(s.nodes, int(m.loops[0]), m.size)
             tiles.update(x for x in at if s.loop(x).kind == "tile")
-    out = list(moves)
-    for k, m in enumerate(c.moves):
-        if m.op == "block" and f"{m.loops[0]}_t" in tiles:
-            size = m.size // PARALLEL_DIVISOR
-            out[k] = Move("block", m.loops, size if size >= PARALLEL_MIN_BLOCK else m.size)
-    if out == list(moves):
+
+    def smaller(size: int) -> int:
+        return size // PARALLEL_DIVISOR if size // PARALLEL_DIVISOR >= PARALLEL_MIN_BLOCK else size
+
+    out = _resized_blocks(moves, tiles, smaller)
+    if out == tuple(moves):
         return None
-    return Candidate(tuple(out), c.recipe, f"start, parallel, tiles / {PARALLEL_DIVISOR}")
+    return Candidate(out, c.recipe, f"start, parallel, tiles / {PARALLEL_DIVISOR}")
+
+
+def _resized_blocks(
+    moves: Sequence[Move], tiles: Collection[str], size: Callable[[int], int]
+) -> tuple[Move, ...]:
+    """`moves` with each block whose tile loop is in `tiles` given `size(its size)`."""
+    return tuple(
+        Move("block", m.loops, size(m.size))
+        if m.op == "block" and f"{m.loops[0]}_t" in tiles
+        else m
+        for m in moves
+    )
 
 
 def hoist_parallel(s: Schedule, nest: int, depth: int) -> list[Move] | None:
@@ -883,14 +895,8 @@ def finer_wavefronts(c: Candidate, s: Schedule, nest: int, divisor: int) -> Cand
     1.6x, 4 x 16: 1.9x). None when `c` does not block those loops itself, or nothing
     changes."""
     chain = _chain(s, nest)[:2]
-    moves = list(c.moves)
-    changed = False
-    for k, m in enumerate(moves):
-        if m.op == "block" and f"{m.loops[0]}_t" in chain:
-            size = max(WAVEFRONT_MIN_BLOCK, m.size // divisor)
-            changed |= size != m.size
-            moves[k] = Move("block", m.loops, size)
-    if not changed or len(chain) < 2:
+    moves = _resized_blocks(c.moves, chain, lambda n: max(WAVEFRONT_MIN_BLOCK, n // divisor))
+    if moves == c.moves or len(chain) < 2:
         return None
     label = f"start, tile wavefronts / {divisor}"
     return Candidate((*moves, Move("wavefront", (str(nest),))), c.recipe, label)

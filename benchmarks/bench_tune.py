@@ -53,6 +53,7 @@ sizes = import_path("polybench_sizes", HERE / "polybench" / "sizes.py")
 c_kernels = import_path("polybench_c_kernels", HERE / "polybench" / "c_kernels.py")
 onnx_shapes = import_path("onnx_shapes", HERE / "onnx_shapes.py")
 onnx_shapes_c = import_path("onnx_shapes_c", HERE / "onnx_shapes_c.py")
+core_probe = import_path("core_probe", HERE / "core_probe.py")
 
 QUICK = ("gemm", "two_mm", "jacobi_2d")
 
@@ -311,8 +312,9 @@ def geo(xs: list[float]) -> float:
     return math.exp(statistics.mean(math.log(x) for x in xs)) if xs else float("nan")
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    """The Markdown tables of the rows (ratios measured in one run, per kernel)."""
+def table(rows: list[dict[str, Any]], info: dict[str, Any] | None = None) -> str:
+    """The Markdown tables of the rows (ratios measured in one run, per kernel), with the
+    core probe of `info` (the run's machine) under the threads table."""
     out = [
         "| kernel | dataset | C -O3 ms | natural ms | recipe ms | tuned ms "
         "| tuned / best of the two | tuned / C | tried | pruned | search s | winner |",
@@ -350,6 +352,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                 f"| {m['tuned'] / m['tuned parallel']:.2f} | {m['C -O3'] / m['C OpenMP']:.2f} "
                 f"| {p['tried']} | {p['pruned']} | `{p['winner']}` |"
             )
+        if info and "core_probe" in info:
+            out += ["", core_probe.describe(info["core_probe"], info["threads"])]
     return "\n".join(out)
 
 
@@ -371,7 +375,8 @@ def main() -> None:
     p.add_argument("--table-from", help="print the tables of a --json file, run nothing")
     a = p.parse_args()
     if a.table_from:
-        print(table(json.loads(Path(a.table_from).read_text())["rows"]))
+        saved = json.loads(Path(a.table_from).read_text())
+        print(table(saved["rows"], saved.get("machine")))
         return
     budget = 30.0 if a.quick else a.budget
     names = sizes.KERNELS if a.kernels == "all" else a.kernels.split(",")
@@ -379,6 +384,9 @@ def main() -> None:
         names = a.onnx.split(",")
     rows = []
     info = machine()
+    if a.threads > 1:
+        # Before any search: what a second thread can add here, for the threads table.
+        info.update(threads=a.threads, core_probe=core_probe.probe(a.threads))
     for kernel in names:
         r = (
             bench_onnx(kernel, budget, a.rounds, a.seed, a.threads)
@@ -390,7 +398,7 @@ def main() -> None:
         if a.json:  # after every kernel: a long run cut short keeps what it measured
             Path(a.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
     print(f"\n`python benchmarks/bench_tune.py {' '.join(sys.argv[1:])}`, budget {budget:g} s\n")
-    print(table(rows))
+    print(table(rows, info))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import polykrnl as pk
 from polykrnl.cli import main
@@ -149,6 +150,12 @@ def test_run_verify_without_size_shrinks_the_sizes_the_interpreter_would_take_lo
     assert code == 0, text
     assert "inputs: a 8x8x8 float32" in text
     assert "note: dynamic sizes 8, not 16" in text
+
+
+@pytest.mark.slow  # the interpreter's 2.5e6 ops: about 8 s
+def test_run_verify_keeps_an_explicit_size_the_interpreter_takes_long_on(
+    tmp_path: Path,
+) -> None:
     code, text = _run(tmp_path, "big", "--size", "16")
     assert code == 0, text
     assert "inputs: a 16x16x16 float32" in text and "not 16" not in text

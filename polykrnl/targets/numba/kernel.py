@@ -42,8 +42,9 @@ from polykrnl.codegen.safe_text import comment_text
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
-from polykrnl.targets.numba import view_alias
+from polykrnl.targets.numba import vector_exp, view_alias
 from polykrnl.targets.numba.aliases import array_roots
+from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
 from polykrnl.targets.numba.promote import (
     hoist_views,
@@ -245,19 +246,12 @@ def to_numba(
     )
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
+    exps = False
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
-            unbox_set_once(f)
-            localize_per_iteration(f)
-            hoist_views(f)
-            arguments = _element_types(sched, f)
-            pure = frozenset(SCALAR_HELPERS)
-            merge_views(f)
-            forward_loads(f, array_roots(f, arguments), pure)
-            promote_invariants(f, arguments, pure)
-            # again: the elements promoted through one view are loaded once
-            forward_loads(f, array_roots(f, arguments), pure)
-            hoist_scalars(f, array_roots(f, arguments), pure)
+            _rewrite_entry(f, sched)
+        if isinstance(f, ast.FunctionDef) and vector_exp.use_vector_exp(f):
+            exps = True
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every
@@ -291,6 +285,7 @@ def to_numba(
         isinstance(f, ast.FunctionDef) and view_alias.needed(f) for f in functions.body
     )
     helpers = w.helpers | {view_alias.NAME} if threaded_views else w.helpers
+    helpers = helpers | {vector_exp.NAME} if exps else helpers
     source = "\n".join(
         [
             *header,
@@ -313,12 +308,31 @@ def to_numba(
     )
 
 
+def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> None:
+    """The rewrites of the entry function's AST that keep it the interpreter's, bit for bit
+    (promote.py, scalars.py, fission.py)."""
+    unbox_set_once(f)
+    localize_per_iteration(f)
+    hoist_views(f)
+    arguments = _element_types(sched, f)
+    pure = frozenset(SCALAR_HELPERS)
+    merge_views(f)
+    forward_loads(f, array_roots(f, arguments), pure)
+    promote_invariants(f, arguments, pure)
+    # again: the elements promoted through one view are loaded once
+    forward_loads(f, array_roots(f, arguments), pure)
+    hoist_scalars(f, array_roots(f, arguments), pure)
+    split_sums(f, array_roots(f, arguments))
+
+
 def numba_helper(helper: str, cache: bool = True) -> str:
     """The source of a helper of Numba kernels, decorated (the exception class not)."""
     if helper == BOUNDS_ERROR:
         return SCALAR_HELPERS[helper]
     if helper == view_alias.NAME:
         return view_alias.SOURCE
+    if helper == vector_exp.NAME:
+        return vector_exp.source(cache)
     return f'@njit(cache={cache}, error_model="numpy")' + SCALAR_HELPERS[helper].rstrip() + "\n"
 
 

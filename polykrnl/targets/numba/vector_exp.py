@@ -1,0 +1,156 @@
+"""math.exp of a float32 value in arithmetic LLVM can vectorize (Numba kernels).
+
+A float32 `math.exp` is computed in float64 and rounded once (numpy_ops), which Numba
+compiles to a call of the C library's `exp` per element: LLVM has no vector form of
+that call, so a loop of exps stays scalar. Softmax's exps ran at 5 ns each (Intel Xeon,
+glibc 2.36), three times what the same loop takes with :data:`SOURCE`'s `_pk_exp32`,
+which is arithmetic, two small tables and selects: LLVM vectorizes it (gathers for the
+tables).
+
+`_pk_exp32(x)` takes a float32 value and returns a float64 whose rounding to float32
+is that of NumPy's `np.exp(np.float64(x))`, for every one of the 2**32 float32 values
+(NaNs, infinities and subnormals included): checked exhaustively on x86-64 against
+glibc's `exp` and NumPy's (``python tools/check_vector_exp.py``, 100 s on 2 cores; the
+tests check a sample). The float64 itself may differ from the C library's in its last
+bit; only its float32 rounding is used. How: x = k ln2/64 + r with k = round(64 x /
+ln2) and ln2/64 in two parts (the first with 20 zero low bits, so that k times it is
+exact for |k| < 2**20), exp(x) = 2**(k // 64) * 2**((k % 64) / 64) * exp(r), |r| <=
+ln2/128, the table of 2**(j/64) in two parts (value and remainder, from 60-digit
+decimals), exp(r) - 1 by its Taylor polynomial of degree 6 (error below 1e-19); the
+inputs beyond [-110, 89] (0 or inf once rounded) by selects, so that no branch is
+left.
+
+Which exps use it: :func:`use_vector_exp` rewrites `np.exp(np.float64(np.float32(e)))`
+in an innermost loop whose body is straight-line assignments with no value carried
+from one iteration to the next (a loop LLVM can vectorize). In a loop that carries a
+sum, LLVM vectorizes nothing, and `_pk_exp32` on scalars is slower than the C
+library's `exp` (22 ms against 18.5 on softmax's exps), so those keep `np.exp`
+(fission.py first moves such a sum out of the loop of its exps where it can).
+"""
+
+from __future__ import annotations
+
+import ast
+import struct
+from collections.abc import Sequence
+from decimal import Decimal, localcontext
+
+#: the helper's name among a kernel's helpers
+NAME = "_pk_exp32"
+
+#: 2**(k // 64) for k // 64 in [-OFFSET, SCALES - OFFSET)
+OFFSET = 200
+SCALES = 400
+
+
+def _parts() -> tuple[float, float, float, list[float], list[float]]:
+    """64/ln2, ln2/64 in two parts, 2**(j/64) in two parts (see the module)."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        ln2 = Decimal(2).ln()
+        step = ln2 / 64
+        (bits,) = struct.unpack("<Q", struct.pack("<d", float(step)))
+        (hi,) = struct.unpack("<d", struct.pack("<Q", bits & ~((1 << 20) - 1)))
+        lo = float(step - Decimal(hi))
+        table = [Decimal(2) ** (Decimal(j) / 64) for j in range(64)]
+        values = [float(t) for t in table]
+        rest = [float(t - Decimal(v)) for t, v in zip(table, values, strict=True)]
+        return float(64 / ln2), float(hi), lo, values, rest
+
+
+def source(cache: bool) -> str:
+    """The tables and the decorated helper, as a kernel module carries them."""
+    inverse, hi, lo, values, rest = _parts()
+    return f'''
+_PK_EXP_T = np.array({values!r})
+_PK_EXP_R = np.array({rest!r})
+_PK_EXP_S = np.array([2.0 ** (e - {OFFSET}) for e in range({SCALES})])
+
+
+@njit(cache={cache}, error_model="numpy", inline="always")
+def {NAME}(x):
+    """np.exp(np.float64(x)) for a float32 x, as float32 rounds it (vector_exp.py)."""
+    d = np.float64(x)
+    c = d if d > -110.0 else -110.0  # NaN too: no index from a NaN below
+    c = c if c < 90.0 else 90.0
+    kf = np.floor(c * {inverse!r} + 0.5)
+    k = np.int64(kf)
+    r = (c - kf * {hi!r}) - kf * {lo!r}
+    q = r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r / 720)))))
+    t = _PK_EXP_T[k & 63]
+    y = (t + (_PK_EXP_R[k & 63] + t * q)) * _PK_EXP_S[(k >> 6) + {OFFSET}]
+    y = np.inf if d > 89.0 else y
+    y = 0.0 if d < -110.0 else y
+    return d if d != d else y
+'''
+
+
+def use_vector_exp(fn: ast.FunctionDef) -> bool:
+    """Rewrite the float32 exps of `fn`'s vectorizable loops to `_pk_exp32` (see the
+    module); whether any was."""
+    used = False
+    for loop in ast.walk(fn):
+        if isinstance(loop, ast.For) and straight_line(loop) and not carried(loop.body):
+            for st in loop.body:
+                rewriter = _Exp32()
+                rewriter.visit(st)
+                used = used or rewriter.used
+    return used
+
+
+def straight_line(loop: ast.For) -> bool:
+    """An innermost `for ... in range(...)` whose body is single-target assignments."""
+    return (
+        isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Name)
+        and loop.iter.func.id == "range"
+        and isinstance(loop.target, ast.Name)
+        and not loop.orelse
+        and all(isinstance(st, ast.Assign) and len(st.targets) == 1 for st in loop.body)
+    )
+
+
+def carried(body: Sequence[ast.stmt]) -> set[str]:
+    """The names `body` reads before it assigns them: values from the last iteration."""
+    assigned: set[str] = set()
+    out: set[str] = set()
+    for st in body:
+        assert isinstance(st, ast.Assign)
+        for n in ast.walk(st.value):
+            if isinstance(n, ast.Name) and n.id not in assigned:
+                out.add(n.id)
+        for t in ast.walk(st.targets[0]):
+            if isinstance(t, ast.Subscript):
+                out |= {n.id for n in ast.walk(t.slice) if isinstance(n, ast.Name)} - assigned
+        if isinstance(st.targets[0], ast.Name):
+            assigned.add(st.targets[0].id)
+    return out & assigned
+
+
+def _np_call(e: ast.expr, attr: str) -> ast.expr | None:
+    """The argument of `np.<attr>(arg)`, else None."""
+    if (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and isinstance(e.func.value, ast.Name)
+        and e.func.value.id == "np"
+        and e.func.attr == attr
+        and len(e.args) == 1
+        and not e.keywords
+    ):
+        return e.args[0]
+    return None
+
+
+class _Exp32(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.used = False
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        wide = _np_call(node, "exp")
+        narrow = _np_call(wide, "float64") if wide is not None else None
+        if narrow is not None and _np_call(narrow, "float32") is not None:
+            self.used = True
+            return ast.Call(ast.Name(NAME, ast.Load()), [narrow], [])
+        return node

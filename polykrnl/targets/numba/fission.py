@@ -31,6 +31,7 @@ import ast
 import copy
 
 from polykrnl.targets.numba.aliases import Root, may_alias
+from polykrnl.targets.numba.promote import index_offsets, index_terms
 from polykrnl.targets.numba.vector_exp import carried, straight_line
 
 
@@ -44,12 +45,14 @@ def split_sums(fn: ast.FunctionDef, roots: dict[str, Root]) -> None:
             for k in range(len(block) - 1, -1, -1):
                 st = block[k]
                 if isinstance(st, ast.For):
-                    split = _split(st, roots, _read_outside(fn, st))
+                    split = _split(st, roots, _read_outside(fn, st), index_offsets(fn))
                     if split is not None:
                         block[k : k + 1] = split
 
 
-def _split(loop: ast.For, roots: dict[str, Root], outside: set[str]) -> list[ast.For] | None:
+def _split(
+    loop: ast.For, roots: dict[str, Root], outside: set[str], offsets: dict[str, tuple[str, int]]
+) -> list[ast.For] | None:
     if not straight_line(loop):
         return None
     body: list[ast.Assign] = loop.body  # type: ignore[assignment]
@@ -66,7 +69,7 @@ def _split(loop: ast.For, roots: dict[str, Root], outside: set[str]) -> list[ast
         _names(st) & chain_names for st in rest
     ):
         return None
-    stores = _stores(rest, roots, loop)
+    stores = _stores(rest, roots, loop, offsets)
     if not stores:
         return None
     definitions = {st.targets[0].id: st.value for st in body if isinstance(st.targets[0], ast.Name)}
@@ -88,7 +91,12 @@ def _split(loop: ast.For, roots: dict[str, Root], outside: set[str]) -> list[ast
     return [first, second]
 
 
-def _stores(rest: list[ast.Assign], roots: dict[str, Root], loop: ast.For) -> dict[str, ast.Assign]:
+def _stores(
+    rest: list[ast.Assign],
+    roots: dict[str, Root],
+    loop: ast.For,
+    offsets: dict[str, tuple[str, int]],
+) -> dict[str, ast.Assign]:
     """Dump of an inlined stored value -> its store, for the stores a second loop may
     read back (see the module)."""
     assert isinstance(loop.target, ast.Name)
@@ -101,8 +109,11 @@ def _stores(rest: list[ast.Assign], roots: dict[str, Root], loop: ast.For) -> di
         if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)):
             continue
         root = roots.get(t.value.id)
-        others = [roots.get(_array(o)) for o in targets if o is not t]
-        if root is None or any(o is None or may_alias(o, root) for o in others):
+        if root is None or any(
+            not _apart(t, o, offsets, var) and _may_reach(roots.get(_array(o)), root)
+            for o in targets
+            if o is not t
+        ):
             continue
         if _names(t.slice) & assigned or not _one_per_iteration(t.slice, var):
             continue
@@ -134,6 +145,29 @@ def _cast_to(value: ast.expr, dtype: str | None) -> bool:
         and isinstance(value.func.value, ast.Name)
         and value.func.value.id == "np"
         and value.func.attr == dtype
+    )
+
+
+def _may_reach(other: Root | None, root: Root) -> bool:
+    return other is None or may_alias(other, root)
+
+
+def _apart(
+    a: ast.Subscript, b: ast.Subscript, offsets: dict[str, tuple[str, int]], var: str
+) -> bool:
+    """Whether `a` and `b` (one array by name) are different elements in every pair of
+    iterations: one index of both is one name the loop leaves alone (not its variable)
+    plus different constants (the rows of an unrolled loop)."""
+    if not (isinstance(a.value, ast.Name) and isinstance(b.value, ast.Name)):
+        return False
+    ta, tb = index_terms(a, offsets), index_terms(b, offsets)
+    return (
+        a.value.id == b.value.id
+        and len(ta) == len(tb)
+        and any(
+            x is not None and y is not None and x[0] == y[0] != var and x[1] != y[1]
+            for x, y in zip(ta, tb, strict=True)
+        )
     )
 
 

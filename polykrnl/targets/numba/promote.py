@@ -420,7 +420,7 @@ def _name_plus_constant(e: ast.expr) -> tuple[str, int] | None:
     return None
 
 
-def _index_terms(
+def index_terms(
     access: ast.Subscript, offsets: dict[str, tuple[str, int]]
 ) -> list[tuple[str, int] | None]:
     """Each subscript of `access` as (base name or "", constant), None when not of that
@@ -453,7 +453,7 @@ def _distinct(a: ast.Subscript, b: ast.Subscript, offsets: dict[str, tuple[str, 
         return False
     if a.value.id != b.value.id:
         return False
-    ta, tb = _index_terms(a, offsets), _index_terms(b, offsets)
+    ta, tb = index_terms(a, offsets), index_terms(b, offsets)
     return len(ta) == len(tb) and any(
         x is not None and y is not None and x[0] == y[0] and x[1] != y[1]
         for x, y in zip(ta, tb, strict=True)

@@ -59,11 +59,48 @@ def test_the_sum_of_stored_exps_moves_to_a_loop_that_reads_them_back() -> None:
     assert "s0 = np.float32(s + out[np.uint64(2), np.uint64(j)])" in second
 
 
+# Two rows of an unrolled loop: stores to one array, always at different rows.
+TWO_ROWS = """
+def k(x, y):
+    out = np.empty((4, 8), dtype=np.float32)
+    s0 = np.float32(0.0)
+    s1 = np.float32(0.0)
+    r = 1
+    r1 = r + 1
+    for j in range(8):
+        out[np.uint64(r), np.uint64(j)] = np.float32(np.exp(np.float64(np.float32(x[r, j]))))
+        s0 = np.float32(s0 + np.float32(np.exp(np.float64(np.float32(x[r, j])))))
+        out[np.uint64(r1), np.uint64(j)] = np.float32(np.exp(np.float64(np.float32(x[r1, j]))))
+        s1 = np.float32(s1 + np.float32(np.exp(np.float64(np.float32(x[r1, j])))))
+    y[0] = s0 + s1
+"""
+
+
+def test_the_sums_of_unrolled_rows_split_off_together() -> None:
+    first, second = loops_after_split(TWO_ROWS)
+    assert first.count("out[") == 2 and "s0" not in first and "s1" not in first
+    assert second.count("out[") == 2 and "np.exp" not in second
+
+
+def test_stores_to_neighbouring_elements_of_the_loop_keep_it_whole() -> None:
+    """out[r, j] and out[r, j + 1]: the next iteration overwrites what this one stored,
+    so the second loop would read other values."""
+    source = TWO_ROWS.replace(
+        "out[np.uint64(r1), np.uint64(j)]", "out[np.uint64(r), np.uint64(j + 1)]"
+    )
+    assert source != TWO_ROWS
+    assert len(loops_after_split(source)) == 1
+
+
 @pytest.mark.parametrize(
     ("old", "new", "why"),
     [
         ("out[np.uint64(2), np.uint64(j)] =", "out[np.uint64(2), np.uint64(0)] =", "one element"),
-        ("    v2 = v\n", "    v2 = v\n        out[np.uint64(3), np.uint64(j)] = v\n", "two stores"),
+        (
+            "    v2 = v\n",
+            "    v2 = v\n        out[np.uint64(2), np.uint64(0)] = v\n",
+            "overwritten",
+        ),
         ("s + np.float32(np.exp(", "s + np.float32(np.log(", "not the stored value"),
         ("    v2 = v\n", "    v2 = v\n        x[np.uint64(2), np.uint64(j)] = m\n", "x stored"),
         ("(s + np.float32(", "(s + v2 * np.float32(", "reads another value too"),
@@ -180,3 +217,28 @@ def test_an_elementwise_exp_of_a_float32_load_keeps_the_c_librarys_exp_unless_ca
     want, got, body = interpreted_and_compiled(fn, x)
     assert got.tobytes() == want.tobytes()
     assert ("_pk_exp32(" in body) != ("np.exp(" in body)
+
+
+def test_softmax_with_rows_unrolled_splits_their_sums_off_and_stays_exact() -> None:
+    fn = pk.parse(onnx_shapes().softmax_text(6, 11))["softmax"]
+    sched = (
+        pk.Schedule.from_function(fn, recipe=False)
+        .block("i_3", 3)
+        .reorder(["i_3_t", "j_2", "i_3"])
+        .unroll("i_3")
+    )
+    kernel = sched.to_numba(cache=False)
+    tree = ast.parse(kernel.function_source)
+    loops = [
+        ast.unparse(n)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For) and ast.unparse(n.target) == "j_2"
+    ]
+    assert len(loops) == 2
+    assert loops[0].count("_pk_exp32(") == 3 and loops[1].count("out") == 3
+    x = np.random.default_rng(5).standard_normal((6, 11)).astype(np.float32) * 40
+    x[0, :] = -np.inf
+    x[4, 2] = np.nan
+    x[5, 7] = np.inf
+    want = pk.run_reference(fn, x=x.copy())
+    assert kernel(x=x.copy()).tobytes() == want.tobytes()

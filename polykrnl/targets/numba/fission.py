@@ -45,20 +45,19 @@ def split_sums(fn: ast.FunctionDef, roots: dict[str, Root]) -> None:
             for k in range(len(block) - 1, -1, -1):
                 st = block[k]
                 if isinstance(st, ast.For):
-                    split = _split(st, roots, _read_outside(fn, st), index_offsets(fn))
+                    split = _split(st, roots, fn)
                     if split is not None:
                         block[k : k + 1] = split
 
 
-def _split(
-    loop: ast.For, roots: dict[str, Root], outside: set[str], offsets: dict[str, tuple[str, int]]
-) -> list[ast.For] | None:
+def _split(loop: ast.For, roots: dict[str, Root], fn: ast.FunctionDef) -> list[ast.For] | None:
     if not straight_line(loop):
         return None
     body: list[ast.Assign] = loop.body  # type: ignore[assignment]
     chain_names = carried(body)
-    if not chain_names:
-        return None
+    targets = [n for st in body for n in _targets(st)]
+    if not chain_names or len(targets) != len(set(targets)):
+        return None  # (a name assigned twice would make inlining below wrong)
     chain: list[ast.Assign] = []
     for st in body:  # the statements that read the chain's names, in order
         if _names(st.value) & chain_names:
@@ -69,7 +68,7 @@ def _split(
         _names(st) & chain_names for st in rest
     ):
         return None
-    stores = _stores(rest, roots, loop, offsets)
+    stores = _stores(rest, roots, loop, index_offsets(fn))
     if not stores:
         return None
     definitions = {st.targets[0].id: st.value for st in body if isinstance(st.targets[0], ast.Name)}
@@ -77,7 +76,7 @@ def _split(
     new_chain = [reader.visit(copy.deepcopy(st)) for st in chain]
     if not reader.pays:
         return None
-    new_chain = _live(new_chain, outside)
+    new_chain = _live(new_chain, _read_outside(fn, loop))
     assigned = {n for st in body for n in _targets(st)}
     for st in new_chain:
         reads = _names(st.value) - chain_names

@@ -43,7 +43,7 @@ from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
 from polykrnl.targets.numba import vector_exp, view_alias
-from polykrnl.targets.numba.aliases import array_roots
+from polykrnl.targets.numba.aliases import Root, array_roots
 from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
 from polykrnl.targets.numba.promote import (
@@ -249,9 +249,10 @@ def to_numba(
     exps = False
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
-            _rewrite_entry(f, sched)
-        if isinstance(f, ast.FunctionDef) and vector_exp.use_vector_exp(f):
-            exps = True
+            roots = _rewrite_entry(f, sched)
+            exps = vector_exp.use_vector_exp(f, roots) or exps
+        elif isinstance(f, ast.FunctionDef):
+            exps = vector_exp.use_vector_exp(f) or exps
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every
@@ -308,9 +309,9 @@ def to_numba(
     )
 
 
-def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> None:
+def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> dict[str, Root]:
     """The rewrites of the entry function's AST that keep it the interpreter's, bit for bit
-    (promote.py, scalars.py, fission.py)."""
+    (promote.py, scalars.py, fission.py); the array roots of the result (aliases.py)."""
     unbox_set_once(f)
     localize_per_iteration(f)
     hoist_views(f)
@@ -323,6 +324,7 @@ def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> None:
     forward_loads(f, array_roots(f, arguments), pure)
     hoist_scalars(f, array_roots(f, arguments), pure)
     split_sums(f, array_roots(f, arguments))
+    return array_roots(f, arguments)
 
 
 def numba_helper(helper: str, cache: bool = True) -> str:

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import ast
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, localcontext
+
+from polykrnl.targets.numba.aliases import Root
 
 #: the helper's name among a kernel's helpers
 NAME = "_pk_exp32"
@@ -85,17 +87,43 @@ def {NAME}(x):
 '''
 
 
-def use_vector_exp(fn: ast.FunctionDef) -> bool:
+def use_vector_exp(fn: ast.FunctionDef, roots: Mapping[str, Root] | None = None) -> bool:
     """Rewrite the float32 exps of `fn`'s vectorizable loops to `_pk_exp32` (see the
-    module); whether any was."""
+    module); whether any was. With `roots` (aliases.py), an exp of a name the loop loads
+    from a float32 array is one too."""
     used = False
     for loop in ast.walk(fn):
         if isinstance(loop, ast.For) and straight_line(loop) and not carried(loop.body):
+            narrow = _float32_names(loop.body, roots or {})
             for st in loop.body:
-                rewriter = _Exp32()
+                rewriter = _Exp32(narrow)
                 rewriter.visit(st)
                 used = used or rewriter.used
     return used
+
+
+def _float32_names(body: list[ast.stmt], roots: Mapping[str, Root]) -> set[str]:
+    """The names `body` assigns once, each a float32 load or a float32 cast."""
+    targets = [
+        n.id
+        for st in body
+        for n in ast.walk(st)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+    out: set[str] = set()
+    for st in body:
+        if not (isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name)):
+            continue
+        name, value = st.targets[0].id, st.value
+        loaded = (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in roots
+            and roots[value.value.id].dtype == "float32"
+        )
+        if targets.count(name) == 1 and (loaded or _np_call(value, "float32") is not None):
+            out.add(name)
+    return out
 
 
 def straight_line(loop: ast.For) -> bool:
@@ -143,14 +171,18 @@ def _np_call(e: ast.expr, attr: str) -> ast.expr | None:
 
 
 class _Exp32(ast.NodeTransformer):
-    def __init__(self) -> None:
+    def __init__(self, narrow: set[str]) -> None:
         self.used = False
+        self.narrow = narrow  # names of float32 values
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         wide = _np_call(node, "exp")
         narrow = _np_call(wide, "float64") if wide is not None else None
-        if narrow is not None and _np_call(narrow, "float32") is not None:
+        if narrow is not None and (
+            _np_call(narrow, "float32") is not None
+            or (isinstance(narrow, ast.Name) and narrow.id in self.narrow)
+        ):
             self.used = True
             return ast.Call(ast.Name(NAME, ast.Load()), [narrow], [])
         return node

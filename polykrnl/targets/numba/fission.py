@@ -71,8 +71,8 @@ def _split(loop: ast.For, roots: dict[str, Root], fn: ast.FunctionDef) -> list[a
     stores = _stores(rest, roots, loop, index_offsets(fn))
     if not stores:
         return None
-    definitions = {st.targets[0].id: st.value for st in body if isinstance(st.targets[0], ast.Name)}
-    reader = _ReadBack(stores, definitions)
+    # The chain's own names stay names: no stored value reads them.
+    reader = _ReadBack(stores, _definitions(rest))
     new_chain = [reader.visit(copy.deepcopy(st)) for st in chain]
     if not reader.pays:
         return None
@@ -174,7 +174,8 @@ def _one_per_iteration(index: ast.expr, var: str) -> bool:
     """Whether one of the subscript's indices is `var` (or `var` plus a term)."""
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     for p in parts:
-        inner = p.args[0] if isinstance(p, ast.Call) and len(p.args) == 1 else p
+        unsigned = isinstance(p, ast.Call) and ast.unparse(p.func) == "np.uint64"
+        inner = p.args[0] if isinstance(p, ast.Call) and unsigned and len(p.args) == 1 else p
         if isinstance(inner, ast.Name) and inner.id == var:
             return True
         if (

@@ -3,8 +3,8 @@
 A float32 `math.exp` is computed in float64 and rounded once (numpy_ops), which Numba
 compiles to a call of the C library's `exp` per element: LLVM has no vector form of
 that call, so a loop of exps stays scalar. Softmax's exps ran at 5 ns each (Intel Xeon,
-glibc 2.36), three times what the same loop takes with :data:`SOURCE`'s `_pk_exp32`,
-which is arithmetic, two small tables and selects: LLVM vectorizes it (gathers for the
+glibc 2.36), three times what the same loop takes with `_pk_exp32` (:func:`source`),
+which is arithmetic, three small tables and selects: LLVM vectorizes it (gathers for the
 tables).
 
 `_pk_exp32(x)` takes a float32 value and returns a float64 whose rounding to float32
@@ -20,9 +20,10 @@ decimals), exp(r) - 1 by its Taylor polynomial of degree 6 (error below 1e-19); 
 inputs beyond [-110, 89] (0 or inf once rounded) by selects, so that no branch is
 left.
 
-Which exps use it: :func:`use_vector_exp` rewrites `np.exp(np.float64(np.float32(e)))`
-in an innermost loop whose body is straight-line assignments with no value carried
-from one iteration to the next (a loop LLVM can vectorize). In a loop that carries a
+Which exps use it: :func:`use_vector_exp` rewrites `np.exp(np.float64(np.float32(e)))`,
+and `np.exp(np.float64(v))` where the loop assigns v once from a float32 array's element,
+in an innermost loop whose body is straight-line assignments with no value carried from
+one iteration to the next (a loop LLVM can vectorize). In a loop that carries a
 sum, LLVM vectorizes nothing, and `_pk_exp32` on scalars is slower than the C
 library's `exp` (22 ms against 18.5 on softmax's exps), so those keep `np.exp`
 (fission.py first moves such a sum out of the loop of its exps where it can).

@@ -107,6 +107,7 @@ def test_stores_to_neighbouring_elements_of_the_loop_keep_it_whole() -> None:
     ("old", "new", "why"),
     [
         ("out[np.uint64(2), np.uint64(j)] =", "out[np.uint64(2), np.uint64(0)] =", "one element"),
+        ("out[np.uint64(2), np.uint64(j)] =", "out[np.uint64(2), np.sign(j)] =", "not one per j"),
         (
             "    v2 = v\n",
             "    v2 = v\n        out[np.uint64(2), np.uint64(0)] = v\n",

@@ -31,8 +31,8 @@ import ast
 import copy
 
 from polykrnl.targets.numba.aliases import Root, may_alias
+from polykrnl.targets.numba.loop_shape import carried, straight_line
 from polykrnl.targets.numba.promote import index_offsets, index_terms
-from polykrnl.targets.numba.vector_exp import carried, straight_line
 
 
 def split_sums(fn: ast.FunctionDef, roots: dict[str, Root]) -> None:

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import ast
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import Decimal, localcontext
 
 from polykrnl.targets.numba.aliases import Root
+from polykrnl.targets.numba.loop_shape import carried, straight_line
 
 #: the helper's name among a kernel's helpers
 NAME = "_pk_exp32"
@@ -125,35 +126,6 @@ def _float32_names(body: list[ast.stmt], roots: Mapping[str, Root]) -> set[str]:
         if targets.count(name) == 1 and (loaded or _np_call(value, "float32") is not None):
             out.add(name)
     return out
-
-
-def straight_line(loop: ast.For) -> bool:
-    """An innermost `for ... in range(...)` whose body is single-target assignments."""
-    return (
-        isinstance(loop.iter, ast.Call)
-        and isinstance(loop.iter.func, ast.Name)
-        and loop.iter.func.id == "range"
-        and isinstance(loop.target, ast.Name)
-        and not loop.orelse
-        and all(isinstance(st, ast.Assign) and len(st.targets) == 1 for st in loop.body)
-    )
-
-
-def carried(body: Sequence[ast.stmt]) -> set[str]:
-    """The names `body` reads before it assigns them: values from the last iteration."""
-    assigned: set[str] = set()
-    out: set[str] = set()
-    for st in body:
-        assert isinstance(st, ast.Assign)
-        for n in ast.walk(st.value):
-            if isinstance(n, ast.Name) and n.id not in assigned:
-                out.add(n.id)
-        for t in ast.walk(st.targets[0]):
-            if isinstance(t, ast.Subscript):
-                out |= {n.id for n in ast.walk(t.slice) if isinstance(n, ast.Name)} - assigned
-        if isinstance(st.targets[0], ast.Name):
-            assigned.add(st.targets[0].id)
-    return out & assigned
 
 
 def _np_call(e: ast.expr, attr: str) -> ast.expr | None:

@@ -1,0 +1,42 @@
+"""The loops of a Numba kernel that LLVM can vectorize, read from the kernel's AST.
+
+An innermost `for ... in range(...)` whose body is single-target assignments is
+straight-line code; LLVM vectorizes it when no value passes from one iteration to the
+next (an in-order float sum does: LLVM keeps its order, so the whole loop stays scalar).
+fission.py splits such a value off a loop, vector_exp.py writes vector exps only in loops
+that carry nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+
+def straight_line(loop: ast.For) -> bool:
+    """An innermost `for ... in range(...)` whose body is single-target assignments."""
+    return (
+        isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Name)
+        and loop.iter.func.id == "range"
+        and isinstance(loop.target, ast.Name)
+        and not loop.orelse
+        and all(isinstance(st, ast.Assign) and len(st.targets) == 1 for st in loop.body)
+    )
+
+
+def carried(body: Sequence[ast.stmt]) -> set[str]:
+    """The names `body` reads before it assigns them: values from the last iteration."""
+    assigned: set[str] = set()
+    out: set[str] = set()
+    for st in body:
+        assert isinstance(st, ast.Assign)
+        for n in ast.walk(st.value):
+            if isinstance(n, ast.Name) and n.id not in assigned:
+                out.add(n.id)
+        for t in ast.walk(st.targets[0]):
+            if isinstance(t, ast.Subscript):
+                out |= {n.id for n in ast.walk(t.slice) if isinstance(n, ast.Name)} - assigned
+        if isinstance(st.targets[0], ast.Name):
+            assigned.add(st.targets[0].id)
+    return out & assigned

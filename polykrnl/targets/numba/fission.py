@@ -18,9 +18,9 @@ The loop is split only when that is sure to compute the same, read from the AST:
 * each use in the chain of a value computed from the other statements is, after
   inlining the loop's own names, the value of a store `A[s] = v` of the other
   statements, where A has a root (aliases.py) no other store of the loop may reach and
-  one index of s is the loop's variable (plus a name or constant the loop does not
-  assign), the rest not assigned in the loop: one element per iteration, each stored
-  once;
+  one index of s is the loop's variable (plus a constant), the rest not assigned in the
+  loop: one element per iteration, each stored once (other stores of A only at rows an
+  unrolled loop keeps apart);
 * the chain then reads no other name the loop assigns and no array element;
 * the split pays: a value the chain reads back contains an exp.
 """
@@ -114,7 +114,7 @@ def _stores(
             if o is not t
         ):
             continue
-        if _names(t.slice) & assigned or not _one_per_iteration(t.slice, var):
+        if _names(t.slice) & assigned or not _one_per_iteration(t, var, offsets):
             continue
         value = _inline(st.value, _definitions(rest))
         if _reads_stored(value, roots, targets) or not _cast_to(st.value, root.dtype):
@@ -170,22 +170,9 @@ def _apart(
     )
 
 
-def _one_per_iteration(index: ast.expr, var: str) -> bool:
-    """Whether one of the subscript's indices is `var` (or `var` plus a term)."""
-    parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    for p in parts:
-        unsigned = isinstance(p, ast.Call) and ast.unparse(p.func) == "np.uint64"
-        inner = p.args[0] if isinstance(p, ast.Call) and unsigned and len(p.args) == 1 else p
-        if isinstance(inner, ast.Name) and inner.id == var:
-            return True
-        if (
-            isinstance(inner, ast.BinOp)
-            and isinstance(inner.op, ast.Add)
-            and any(isinstance(s, ast.Name) and s.id == var for s in (inner.left, inner.right))
-            and all(isinstance(s, (ast.Name, ast.Constant)) for s in (inner.left, inner.right))
-        ):
-            return True
-    return False
+def _one_per_iteration(t: ast.Subscript, var: str, offsets: dict[str, tuple[str, int]]) -> bool:
+    """Whether one of the subscript's indices is `var` plus a constant."""
+    return any(term is not None and term[0] == var for term in index_terms(t, offsets))
 
 
 class _ReadBack(ast.NodeTransformer):

@@ -19,14 +19,14 @@ from typing import Any
 import numba
 import numpy as np
 
-from polykrnl.targets.numba import vector_exp
+from polykrnl.targets.numba import bits, vector_exp
 
 CHUNK = 1 << 25
 
 
 def _functions() -> tuple[Any, Any]:
     space: dict[str, Any] = {"np": np, "njit": numba.njit}
-    exec(vector_exp.source(cache=False), space)
+    exec(bits.SOURCE + vector_exp.source(cache=False), space)
     helper = space[vector_exp.NAME]
 
     @numba.njit(parallel=True, error_model="numpy")

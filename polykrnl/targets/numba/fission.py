@@ -31,7 +31,7 @@ import ast
 import copy
 
 from polykrnl.targets.numba.aliases import Root, may_alias
-from polykrnl.targets.numba.loop_shape import carried, straight_line
+from polykrnl.targets.numba.loop_shape import carried, names, read_outside, straight_line
 from polykrnl.targets.numba.promote import index_offsets, index_terms
 
 
@@ -60,12 +60,12 @@ def _split(loop: ast.For, roots: dict[str, Root], fn: ast.FunctionDef) -> list[a
         return None  # (a name assigned twice would make inlining below wrong)
     chain: list[ast.Assign] = []
     for st in body:  # the statements that read the chain's names, in order
-        if _names(st.value) & chain_names:
+        if names(st.value) & chain_names:
             chain.append(st)
             chain_names |= _targets(st)
     rest = [st for st in body if st not in chain]
     if any(not isinstance(st.targets[0], ast.Name) for st in chain) or any(
-        _names(st) & chain_names for st in rest
+        names(st) & chain_names for st in rest
     ):
         return None
     stores = _stores(rest, roots, loop, index_offsets(fn))
@@ -76,10 +76,10 @@ def _split(loop: ast.For, roots: dict[str, Root], fn: ast.FunctionDef) -> list[a
     new_chain = [reader.visit(copy.deepcopy(st)) for st in chain]
     if not reader.pays:
         return None
-    new_chain = _live(new_chain, _read_outside(fn, loop))
+    new_chain = _live(new_chain, read_outside(fn, loop))
     assigned = {n for st in body for n in _targets(st)}
     for st in new_chain:
-        reads = _names(st.value) - chain_names
+        reads = names(st.value) - chain_names
         subscripts = [n for n in ast.walk(st.value) if isinstance(n, ast.Subscript)]
         if reads & assigned or any(id(n) not in reader.loads for n in subscripts):
             return None
@@ -114,7 +114,7 @@ def _stores(
             if o is not t
         ):
             continue
-        if _names(t.slice) & assigned or not _one_per_iteration(t, var, offsets):
+        if names(t.slice) & assigned or not _one_per_iteration(t, var, offsets):
             continue
         value = _inline(st.value, _definitions(rest))
         if _reads_stored(value, roots, targets) or not _cast_to(st.value, root.dtype):
@@ -221,21 +221,12 @@ def _live(chain: list[ast.Assign], outside: set[str]) -> list[ast.Assign]:
         changed = False
         for k, st in enumerate(out):
             (name,) = _targets(st)  # the chain assigns names only
-            later = set().union(*(_names(s.value) for s in out[k + 1 :]))
+            later = set().union(*(names(s.value) for s in out[k + 1 :]))
             if name not in carried_names and name not in later and name not in outside:
                 del out[k]
                 changed = True
                 break
     return out
-
-
-def _read_outside(fn: ast.FunctionDef, loop: ast.For) -> set[str]:
-    inside = {id(n) for n in ast.walk(loop)}
-    return {
-        n.id
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
-    }
 
 
 def _definitions(body: list[ast.Assign]) -> dict[str, ast.expr]:
@@ -244,10 +235,6 @@ def _definitions(body: list[ast.Assign]) -> dict[str, ast.expr]:
 
 def _targets(st: ast.Assign) -> set[str]:
     return {st.targets[0].id} if isinstance(st.targets[0], ast.Name) else set()
-
-
-def _names(e: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
 
 
 def _array(t: ast.Subscript) -> str:

@@ -42,7 +42,7 @@ from polykrnl.codegen.safe_text import comment_text
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
-from polykrnl.targets.numba import vector_exp, view_alias
+from polykrnl.targets.numba import bits, minmax_keys, vector_exp, view_alias
 from polykrnl.targets.numba.aliases import Root, array_roots
 from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
@@ -125,7 +125,7 @@ class NumbaKernel(KernelCall):
 
     def helper_sources(self, helpers: Sequence[str], cache: bool) -> list[str]:
         """The source of each helper, decorated, for a module of Numba kernels."""
-        return [numba_helper(h, cache) for h in helpers]
+        return [numba_helper(h, cache) for h in _intrinsics_first(helpers)]
 
     @cached_property
     def _module(self) -> ModuleType:
@@ -246,13 +246,15 @@ def to_numba(
     )
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
-    exps = False
+    exps = keys = False
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             roots = _rewrite_entry(f, sched)
             exps = vector_exp.use_vector_exp(f, roots) or exps
         elif isinstance(f, ast.FunctionDef):
             exps = vector_exp.use_vector_exp(f) or exps
+        if isinstance(f, ast.FunctionDef):
+            keys = minmax_keys.use_minmax_keys(f) or keys
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every
@@ -286,13 +288,14 @@ def to_numba(
         isinstance(f, ast.FunctionDef) and view_alias.needed(f) for f in functions.body
     )
     helpers = w.helpers | {view_alias.NAME} if threaded_views else w.helpers
-    helpers = helpers | {vector_exp.NAME} if exps else helpers
+    helpers = helpers | {bits.NAME, vector_exp.NAME} if exps else helpers
+    helpers = helpers | {bits.NAME, minmax_keys.NAME} if keys else helpers
     source = "\n".join(
         [
             *header,
             NumbaKernel.imports,
             "",
-            *(numba_helper(h, cache) for h in helper_order(helpers)),
+            *(numba_helper(h, cache) for h in _intrinsics_first(helper_order(helpers))),
             "",
             function_source,
         ]
@@ -327,14 +330,23 @@ def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> dict[str, Root]:
     return array_roots(f, arguments)
 
 
+def _intrinsics_first(helpers: Sequence[str]) -> list[str]:
+    """The helpers with the intrinsics (bits.py), which others call, first."""
+    return sorted(helpers, key=lambda h: h != bits.NAME)
+
+
 def numba_helper(helper: str, cache: bool = True) -> str:
     """The source of a helper of Numba kernels, decorated (the exception class not)."""
     if helper == BOUNDS_ERROR:
         return SCALAR_HELPERS[helper]
+    if helper == bits.NAME:
+        return bits.SOURCE
     if helper == view_alias.NAME:
         return view_alias.SOURCE
     if helper == vector_exp.NAME:
         return vector_exp.source(cache)
+    if helper == minmax_keys.NAME:
+        return minmax_keys.source(cache)
     return f'@njit(cache={cache}, error_model="numpy")' + SCALAR_HELPERS[helper].rstrip() + "\n"
 
 

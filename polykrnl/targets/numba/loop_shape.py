@@ -40,3 +40,18 @@ def carried(body: Sequence[ast.stmt]) -> set[str]:
         if isinstance(st.targets[0], ast.Name):
             assigned.add(st.targets[0].id)
     return out & assigned
+
+
+def names(e: ast.AST) -> set[str]:
+    """The names `e` reads or assigns."""
+    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+
+
+def read_outside(fn: ast.FunctionDef, loop: ast.For) -> set[str]:
+    """The names `fn` reads outside `loop`."""
+    inside = {id(n) for n in ast.walk(loop)}
+    return {
+        n.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
+    }

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.targets.numba import vector_exp
+from polykrnl.targets.numba import bits, vector_exp
 from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.fission import split_sums
 from tests.scripts import onnx_shapes
@@ -131,7 +131,7 @@ def test_a_loop_stays_whole_unless_the_sum_surely_reads_back_the_same(
 def exp32() -> Any:
     """The helper as kernels carry it, and a loop of it over an array."""
     space: dict[str, Any] = {"np": np, "njit": numba.njit}
-    exec(vector_exp.source(cache=False), space)
+    exec(bits.SOURCE + vector_exp.source(cache=False), space)
     helper = space[vector_exp.NAME]
 
     @numba.njit
@@ -238,3 +238,15 @@ def test_an_exp_of_a_float64_load_keeps_the_c_librarys_exp() -> None:
     want, got, body = interpreted_and_compiled(fn, x)
     np.testing.assert_allclose(got, want, rtol=2.0**-52, atol=0)
     assert "_pk_exp32" not in body and "np.exp(" in body
+
+
+def test_without_a_native_fma_the_exps_keep_the_c_librarys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`_pk_fma` would be a call of the C library's fma per step there (bits.py)."""
+    monkeypatch.setattr(bits, "fma_native", lambda: False)
+    fn = pk.parse(EXP)["exps"]
+    x = np.random.default_rng(7).standard_normal((6, 7)).astype(np.float32)
+    want, got, body = interpreted_and_compiled(fn, x)
+    assert "_pk_exp32" not in body and "np.exp(" in body
+    assert got.tobytes() == want.tobytes()

@@ -2,9 +2,9 @@
 
 Numba kernels are Python, and Python has no fused multiply-add and no way to read a
 float's bits as an integer in compiled code (`.view` is for arrays). Both are single
-instructions LLVM vectorizes; the vector exp (vector_exp.py) needs them for its
-polynomial and its power of two, the order-preserving keys of max reductions
-(max_keys.py) for comparing floats as integers. :data:`SOURCE` defines them with
+instructions LLVM vectorizes; the vector exp and tanh (vector_math.py) need them for
+their polynomials and powers of two, the order-preserving keys of min/max reductions
+(minmax_keys.py) for comparing floats as integers. :data:`SOURCE` defines them with
 `numba.extending.intrinsic`, so a kernel module still imports only numpy and numba:
 
 * `_pk_fma(a, b, c)`: a * b + c rounded once (`llvm.fma.f64`: the FMA instruction, or

@@ -8,7 +8,7 @@ element, :func:`split_sums` splits the loop in two: the first computes and store
 before, the second adds the stored elements in the same order. The second reads back
 exactly what the first stored (the stored value already has its element type), so the
 sum is bit for bit the same; the first loop carries nothing and its exps vectorize
-(vector_exp.py). Softmax's exp nest: 18.5 ms in one loop, 11.7 in two (Intel Xeon).
+(vector_math.py). Softmax's exp nest: 18.5 ms in one loop, 11.7 in two (Intel Xeon).
 
 The loop is split only when that is sure to compute the same, read from the AST:
 

@@ -42,7 +42,7 @@ from polykrnl.codegen.safe_text import comment_text
 from polykrnl.codegen.scalar_prelude import SCALAR_HELPERS
 from polykrnl.errors import UnsupportedError
 from polykrnl.interpreter import scalar_dtype
-from polykrnl.targets.numba import bits, minmax_keys, vector_exp, view_alias
+from polykrnl.targets.numba import bits, minmax_keys, vector_math, view_alias
 from polykrnl.targets.numba.aliases import Root, array_roots
 from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
@@ -246,13 +246,14 @@ def to_numba(
     )
     functions = ast.parse(w.function_source)
     functions = _NumbaForms().visit(functions)
-    exps = keys = False
+    maths: set[str] = set()
+    keys = False
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             roots = _rewrite_entry(f, sched)
-            exps = vector_exp.use_vector_exp(f, roots) or exps
+            maths |= vector_math.use_vector_math(f, roots)
         elif isinstance(f, ast.FunctionDef):
-            exps = vector_exp.use_vector_exp(f) or exps
+            maths |= vector_math.use_vector_math(f)
         if isinstance(f, ast.FunctionDef):
             keys = minmax_keys.use_minmax_keys(f) or keys
     for f in functions.body:
@@ -288,7 +289,7 @@ def to_numba(
         isinstance(f, ast.FunctionDef) and view_alias.needed(f) for f in functions.body
     )
     helpers = w.helpers | {view_alias.NAME} if threaded_views else w.helpers
-    helpers = helpers | {bits.NAME, vector_exp.NAME} if exps else helpers
+    helpers = helpers | {bits.NAME, *maths} if maths else helpers
     helpers = helpers | {bits.NAME, minmax_keys.NAME} if keys else helpers
     source = "\n".join(
         [
@@ -343,8 +344,8 @@ def numba_helper(helper: str, cache: bool = True) -> str:
         return bits.SOURCE
     if helper == view_alias.NAME:
         return view_alias.SOURCE
-    if helper == vector_exp.NAME:
-        return vector_exp.source(cache)
+    if helper in vector_math.HELPERS.values():
+        return vector_math.source(helper, cache)
     if helper == minmax_keys.NAME:
         return minmax_keys.source(cache)
     return f'@njit(cache={cache}, error_model="numpy")' + SCALAR_HELPERS[helper].rstrip() + "\n"

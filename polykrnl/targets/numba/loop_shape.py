@@ -3,8 +3,8 @@
 An innermost `for ... in range(...)` whose body is single-target assignments is
 straight-line code; LLVM vectorizes it when no value passes from one iteration to the
 next (an in-order float sum does: LLVM keeps its order, so the whole loop stays scalar).
-fission.py splits such a value off a loop, vector_exp.py writes vector exps only in loops
-that carry nothing.
+fission.py splits such a value off a loop, vector_math.py writes vector exps and tanhs
+only in loops that carry nothing, minmax_keys.py makes min/max chains integer ones.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""A sum carried by a loop of exps moved to a loop of its own (targets/numba/fission.py),
-and the float32 exp LLVM vectorizes (targets/numba/vector_exp.py): the rewrites on small
-ASTs, the helper against NumPy's exp, and kernels against the reference interpreter, bit
-for bit."""
+"""A sum carried by a loop of exps moved to a loop of its own (targets/numba/fission.py):
+the rewrite on small ASTs, and softmax against the reference interpreter, bit for bit."""
 
 from __future__ import annotations
 
@@ -13,7 +11,6 @@ import numpy as np
 import pytest
 
 import polykrnl as pk
-from polykrnl.targets.numba import bits, vector_exp
 from polykrnl.targets.numba.aliases import array_roots
 from polykrnl.targets.numba.fission import split_sums
 from tests.scripts import onnx_shapes
@@ -128,78 +125,7 @@ def test_a_loop_stays_whole_unless_the_sum_surely_reads_back_the_same(
     assert len(loops_after_split(source)) == 1, why
 
 
-def exp32() -> Any:
-    """The helper as kernels carry it, and a loop of it over an array."""
-    space: dict[str, Any] = {"np": np, "njit": numba.njit}
-    exec(bits.SOURCE + vector_exp.source(cache=False), space)
-    helper = space[vector_exp.NAME]
-
-    @numba.njit
-    def each(xs: np.ndarray) -> np.ndarray:
-        out = np.empty(xs.shape, np.float32)
-        for i in range(xs.shape[0]):
-            out[i] = np.float32(helper(xs[i]))
-        return out
-
-    return each
-
-
-def test_the_vector_exp_rounds_as_numpys_exp() -> None:
-    """A sample of the exhaustive check (tools/check_vector_exp.py): the special values,
-    every float32 near where the result overflows and where it becomes subnormal or 0,
-    and random bit patterns."""
-    f32 = np.float32
-    special = np.array(
-        [
-            np.nan,
-            np.inf,
-            -np.inf,
-            0.0,
-            -0.0,
-            1e-45,
-            -1e-45,
-            88.72284,
-            89.0,
-            89.5,
-            -103.97208,
-            -104.0,
-            -110.0,
-            -110.5,
-            -87.33655,
-            1.0,
-            -1.0,
-            0.5,
-        ],
-        f32,
-    )
-    near = [
-        np.arange(-(1 << 16), 1 << 16, dtype=np.int64) + f32(c).view(np.int32)
-        for c in (88.72284, -87.33655, -103.27893, -103.97208)
-    ]
-    rng = np.random.default_rng(0)
-    random_bits = rng.integers(-(2**31), 2**31, 1 << 20, dtype=np.int64)
-    xs = np.concatenate([special, *(b.astype(np.int32).view(f32) for b in (*near, random_bits))])
-    with np.errstate(all="ignore"):
-        want = np.exp(xs.astype(np.float64)).astype(f32)
-    got = exp32()(xs)
-    differ = (got.view(np.int32) != want.view(np.int32)) & ~(np.isnan(got) & np.isnan(want))
-    assert not differ.any(), xs[differ][:10]
-
-
 SOFTMAX = onnx_shapes().softmax_text(5, 11)
-
-EXP = """
-func.func @exps(%x: memref<6x7xf32>) -> memref<6x7xf32> {
-  %out = memref.alloc() : memref<6x7xf32>
-  %l:2 = krnl.define_loops 2
-  krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to 6, %l#1 -> %j = 0 to 7) {
-    %v = krnl.load %x[%i, %j] : memref<6x7xf32>
-    %e = math.exp %v : f32
-    krnl.store %e, %out[%i, %j] : memref<6x7xf32>
-  }
-  return %out : memref<6x7xf32>
-}
-"""
 
 
 def interpreted_and_compiled(fn: pk.Function, x: np.ndarray) -> tuple[Any, Any, str]:
@@ -216,37 +142,4 @@ def test_softmax_computes_its_exps_vectorizable_and_sums_them_as_written() -> No
     x[2, 4] = np.nan
     want, got, body = interpreted_and_compiled(fn, x)
     assert body.count("_pk_exp32(") == 1 and "np.exp(" not in body
-    assert got.tobytes() == want.tobytes()
-
-
-def test_an_elementwise_exp_of_a_float32_load_is_the_vector_exp() -> None:
-    """`math.exp` of a loaded float32 is `np.exp(np.float64(v))` in the kernel's text: the
-    load from a float32 array (its root, aliases.py) says v is float32."""
-    fn = pk.parse(EXP)["exps"]
-    x = np.array([[np.nan, np.inf, -np.inf, 0.0, -0.0, 88.8, -104.0]] * 6, np.float32)
-    x[1:] = np.random.default_rng(4).standard_normal((5, 7)).astype(np.float32) * 50
-    want, got, body = interpreted_and_compiled(fn, x)
-    assert got.tobytes() == want.tobytes()
-    assert "_pk_exp32(v)" in body and "np.exp(" not in body
-
-
-def test_an_exp_of_a_float64_load_keeps_the_c_librarys_exp() -> None:
-    """Within one unit in the last place: NumPy's float64 exp is its own on x86-64 with
-    AVX-512 (numpy_ops' notes), the kernel's the C library's."""
-    fn = pk.parse(EXP.replace("f32", "f64"))["exps"]
-    x = np.random.default_rng(6).standard_normal((6, 7)) * 50
-    want, got, body = interpreted_and_compiled(fn, x)
-    np.testing.assert_allclose(got, want, rtol=2.0**-52, atol=0)
-    assert "_pk_exp32" not in body and "np.exp(" in body
-
-
-def test_without_a_native_fma_the_exps_keep_the_c_librarys(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """`_pk_fma` would be a call of the C library's fma per step there (bits.py)."""
-    monkeypatch.setattr(bits, "fma_native", lambda: False)
-    fn = pk.parse(EXP)["exps"]
-    x = np.random.default_rng(7).standard_normal((6, 7)).astype(np.float32)
-    want, got, body = interpreted_and_compiled(fn, x)
-    assert "_pk_exp32" not in body and "np.exp(" in body
     assert got.tobytes() == want.tobytes()

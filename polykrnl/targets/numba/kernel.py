@@ -46,6 +46,7 @@ from polykrnl.targets.numba import bits, minmax_keys, vector_math, view_alias
 from polykrnl.targets.numba.aliases import Root, array_roots
 from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
+from polykrnl.targets.numba.lanes import flatten_lanes
 from polykrnl.targets.numba.promote import (
     hoist_views,
     localize_per_iteration,
@@ -251,8 +252,10 @@ def to_numba(
     for f in functions.body:
         if isinstance(f, ast.FunctionDef) and f.name == w.entry:
             roots = _rewrite_entry(f, sched)
+            flatten_lanes(f)
             maths |= vector_math.use_vector_math(f, roots)
         elif isinstance(f, ast.FunctionDef):
+            flatten_lanes(f)
             maths |= vector_math.use_vector_math(f)
         if isinstance(f, ast.FunctionDef):
             keys = minmax_keys.use_minmax_keys(f) or keys

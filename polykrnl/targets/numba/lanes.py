@@ -77,13 +77,15 @@ def _flat(tile: ast.For, fn: ast.FunctionDef) -> ast.For | None:
         for n in ast.walk(st)
     ):
         return None
+    w = width.value
     end = ast.parse(
-        f"{ast.unparse(lo)} + ({ast.unparse(hi)} - {ast.unparse(lo)} + {width.value - 1})"
-        f" // {width.value} * {width.value}",
+        f"{ast.unparse(lo)} + ({ast.unparse(hi)} - {ast.unparse(lo)} + {w - 1}) // {w} * {w}",
         mode="eval",
     ).body
-    if isinstance(lo, ast.Constant) and isinstance(hi, ast.Constant):
-        end = ast.Constant(lo.value + -(-(hi.value - lo.value) // width.value) * width.value)
+    bounds = [e.value for e in (lo, hi) if isinstance(e, ast.Constant)]
+    if len(bounds) == 2 and all(isinstance(b, int) for b in bounds):
+        start, stop = bounds
+        end = ast.Constant(start + -(-(stop - start) // w) * w)
     flat_range = ast.Call(ast.Name("range", ast.Load()), [lo, end], [])
     return ast.For(ast.Name(t, ast.Store()), flat_range, [*copies, *new_body], [], None)
 

@@ -82,9 +82,8 @@ def _flat(tile: ast.For, fn: ast.FunctionDef) -> ast.For | None:
         f"{ast.unparse(lo)} + ({ast.unparse(hi)} - {ast.unparse(lo)} + {w - 1}) // {w} * {w}",
         mode="eval",
     ).body
-    bounds = [e.value for e in (lo, hi) if isinstance(e, ast.Constant)]
-    if len(bounds) == 2 and all(isinstance(b, int) for b in bounds):
-        start, stop = bounds
+    start, stop = (e.value if isinstance(e, ast.Constant) else None for e in (lo, hi))
+    if isinstance(start, int) and isinstance(stop, int):
         end = ast.Constant(start + -(-(stop - start) // w) * w)
     flat_range = ast.Call(ast.Name("range", ast.Load()), [lo, end], [])
     return ast.For(ast.Name(t, ast.Store()), flat_range, [*copies, *new_body], [], None)

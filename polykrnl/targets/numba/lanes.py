@@ -14,16 +14,18 @@ to its straight-line (SLP) vectorizer is lost on longer bodies: the vector exp a
 (vector_math.py) ran at 8.4 ns an element in this form against 1.4 in a flat loop.
 :func:`flatten_lanes` writes such a pair of loops as the one loop they are,
 
+    out_1 = out
     for t in range(lo, lo + (hi - lo + 7) // 8 * 8):
-        out_1 = out
         out_1[np.uint64(t)] = ... a[np.uint64(t)] ...
 
 which runs the same statement instances in the same order (t, then lane, is t + lane
 ascending), when the lane loop's range is the tile loop's step, the tile loop's body
-before it only copies names (run once per element now: no effect), and t and lane
-appear in the lane body only as `t + lane`, are not assigned there and are not read
-after the loops. A lane loop that reads its lane alone (a vector accumulator's `m[lane]`)
-stays as it is.
+before it only copies names the lane body does not assign (once before the loop now: a
+copy of an array in the loop is a reference count's increment and decrement per
+element, which keep LLVM from vectorizing), and t and lane appear in the lane body only
+as `t + lane`, are not assigned there and are not read after the loops. A lane loop
+that reads its lane alone (a vector accumulator's `m[lane]`) stays as it is. Relu in
+this form: 2.24 ms to 1.16 (NumPy's `np.maximum` 1.14), tanh 35 to 6.2.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from polykrnl.targets.numba.loop_shape import read_outside
+from polykrnl.targets.numba.loop_shape import names, read_outside
 
 
 def flatten_lanes(fn: ast.FunctionDef) -> None:
@@ -41,14 +43,15 @@ def flatten_lanes(fn: ast.FunctionDef) -> None:
             block = getattr(node, part, None)
             if not isinstance(block, list):
                 continue
-            for k, st in enumerate(block):
+            for k in range(len(block) - 1, -1, -1):
+                st = block[k]
                 if isinstance(st, ast.For):
                     flat = _flat(st, fn)
                     if flat is not None:
-                        block[k] = flat
+                        block[k : k + 1] = flat
 
 
-def _flat(tile: ast.For, fn: ast.FunctionDef) -> ast.For | None:
+def _flat(tile: ast.For, fn: ast.FunctionDef) -> list[ast.stmt] | None:
     step = _range_args(tile)
     if step is None or len(step) != 3 or not isinstance(tile.target, ast.Name):
         return None
@@ -71,11 +74,14 @@ def _flat(tile: ast.For, fn: ast.FunctionDef) -> ast.For | None:
         return None
     merged = _Merge(t, lane)
     new_body = [merged.visit(copy.deepcopy(st)) for st in lanes.body]
-    if not merged.ok or any(
-        isinstance(n, ast.Name) and n.id in (t, lane) and isinstance(n.ctx, ast.Store)
+    assigned = {
+        n.id
         for st in lanes.body
         for n in ast.walk(st)
-    ):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    copied = {name for c in copies for name in names(c)}
+    if not merged.ok or assigned & ({t, lane} | copied):
         return None
     w = width.value
     end = ast.parse(
@@ -86,7 +92,7 @@ def _flat(tile: ast.For, fn: ast.FunctionDef) -> ast.For | None:
     if isinstance(start, int) and isinstance(stop, int):
         end = ast.Constant(start + -(-(stop - start) // w) * w)
     flat_range = ast.Call(ast.Name("range", ast.Load()), [lo, end], [])
-    return ast.For(ast.Name(t, ast.Store()), flat_range, [*copies, *new_body], [], None)
+    return [*copies, ast.For(ast.Name(t, ast.Store()), flat_range, new_body, [], None)]
 
 
 def _range_args(loop: ast.For) -> list[ast.expr] | None:

@@ -41,6 +41,8 @@ def test_a_tile_loop_of_lanes_becomes_one_loop_in_the_same_order() -> None:
     out = flattened(TILES)
     assert "for t in range(0, 40):" in out and "lane" not in out and "if 8 > 0" not in out
     assert "out_1[np.uint64(t)] = np.float32(x + x)" in out
+    # the copy once, before the loop: in it, a reference count's changes per element
+    assert out.index("out_1 = out") < out.index("for t in")
 
 
 def test_a_last_partial_tile_still_runs_all_its_lanes() -> None:
@@ -67,6 +69,8 @@ def test_symbolic_bounds_round_up_to_whole_tiles() -> None:
         (("out_1 = out\n", "out_1 = out[1:]\n"), "not a copy of a name"),
         (("(x + x)", "(x + x)\n                t = 0"), "assigns the tile variable"),
         (("out_1 = out\n", "out_1 = out\n            y = t\n"), "reads the tile first"),
+        (("(x + x)", "(x + x)\n                out_1 = a"), "assigns a copy"),
+        (("(x + x)", "(x + x)\n                out = a"), "assigns what is copied"),
     ],
 )
 def test_other_lane_loops_stay_as_they_are(change: tuple[str, str], why: str) -> None:

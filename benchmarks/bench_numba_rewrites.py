@@ -1,0 +1,189 @@
+"""Benchmark: what each rewrite of the Numba target's AST buys, against the same kernel
+without it, in one process.
+
+Each case is a Krnl program at a realistic size, compiled twice from fresh schedules: as
+polykrnl writes it, and with one rewrite turned off (its function replaced by one that
+changes nothing). Both kernels are checked equal (bit for bit, any NaN for a NaN), then
+timed interleaved (`--rounds` rounds, each kernel 5 calls a round; the median call); a
+NumPy one-liner of the same result is timed beside them for scale. Reported: the
+medians and their ratio (without / with, higher is better).
+
+* vector exp (targets/numba/vector_math.py): an elementwise float32 exp, 4096x1024;
+* vector tanh (same module): an elementwise float32 tanh, 4096x1024;
+* min/max keys (targets/numba/minmax_keys.py): a row max (`arith.maxnumf`), 4096x1024;
+* flat lanes (targets/numba/lanes.py): onnx-mlir's -O3 relu and tanh, 2**22 + 5 floats
+  in vector<16xf32> / vector<8xf32> tiles.
+
+    python benchmarks/bench_numba_rewrites.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import polykrnl as pk
+from polykrnl.targets.numba import kernel as numba_kernel
+from polykrnl.targets.numba import minmax_keys, vector_math
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import onnx_shapes
+
+ELEMENTWISE = """
+func.func @each(%x: memref<4096x1024xf32>) -> memref<4096x1024xf32> {
+  %out = memref.alloc() : memref<4096x1024xf32>
+  %l:2 = krnl.define_loops 2
+  krnl.iterate(%l#0, %l#1) with (%l#0 -> %i = 0 to 4096, %l#1 -> %j = 0 to 1024) {
+    %v = krnl.load %x[%i, %j] : memref<4096x1024xf32>
+    %e = math.FUNCTION %v : f32
+    krnl.store %e, %out[%i, %j] : memref<4096x1024xf32>
+  }
+  return %out : memref<4096x1024xf32>
+}
+"""
+
+ROW_MAX = """
+func.func @rowmax(%x: memref<4096x1024xf32>, %t: memref<4096xf32>) -> memref<4096xf32> {
+  %a:2 = krnl.define_loops 2
+  krnl.iterate(%a#0, %a#1) with (%a#0 -> %i = 0 to 4096, %a#1 -> %j = 0 to 1024) {
+    %v = krnl.load %x[%i, %j] : memref<4096x1024xf32>
+    %m = krnl.load %t[%i] : memref<4096xf32>
+    %n = arith.maxnumf %m, %v : f32
+    krnl.store %n, %t[%i] : memref<4096xf32>
+  }
+  return %t : memref<4096xf32>
+}
+"""
+
+
+@contextmanager
+def without(module: Any, name: str, unchanged: Any) -> Iterator[None]:
+    real = getattr(module, name)
+    setattr(module, name, unchanged)
+    try:
+        yield
+    finally:
+        setattr(module, name, real)
+
+
+def _math_only(function: str) -> Callable[..., set[str]]:
+    """use_vector_math that rewrites every function but `function`."""
+    real = vector_math.use_vector_math
+    helpers = dict(vector_math.HELPERS)
+
+    def use(fn: Any, roots: Any = None) -> set[str]:
+        vector_math.HELPERS = {k: v for k, v in helpers.items() if k != function}
+        try:
+            return real(fn, roots)
+        finally:
+            vector_math.HELPERS = helpers
+
+    return use
+
+
+def _cases(rng: np.random.Generator) -> list[tuple[str, str, Any, dict[str, Any], Any]]:
+    """(name, Krnl text, the context that turns the rewrite off, arguments, NumPy)."""
+    x = rng.standard_normal((4096, 1024)).astype(np.float32) * 4
+    flat = rng.standard_normal(2**22 + 5).astype(np.float32) * 4
+    return [
+        (
+            "vector exp (elementwise, 4096x1024)",
+            ELEMENTWISE.replace("FUNCTION", "exp"),
+            without(vector_math, "use_vector_math", _math_only("exp")),
+            {"x": x},
+            lambda x: np.exp(x),
+        ),
+        (
+            "vector tanh (elementwise, 4096x1024)",
+            ELEMENTWISE.replace("FUNCTION", "tanh"),
+            without(vector_math, "use_vector_math", _math_only("tanh")),
+            {"x": x},
+            lambda x: np.tanh(x),
+        ),
+        (
+            "min/max keys (row max, 4096x1024)",
+            ROW_MAX,
+            without(minmax_keys, "use_minmax_keys", lambda fn: False),
+            {"x": x, "t": np.full(4096, -np.inf, np.float32)},
+            lambda x, t: np.fmax(t, x.max(axis=1)),
+        ),
+        (
+            "flat lanes (onnx-mlir -O3 relu, 2^22+5)",
+            onnx_shapes.relu_text(2**22 + 5),
+            without(numba_kernel, "flatten_lanes", lambda fn: None),
+            {"a": flat},
+            lambda a: np.maximum(a, 0),
+        ),
+        (
+            "flat lanes (onnx-mlir -O3 tanh, 2^22+5)",
+            onnx_shapes.tanh_text(2**22 + 5),
+            without(numba_kernel, "flatten_lanes", lambda fn: None),
+            {"a": flat},
+            lambda a: np.tanh(a),
+        ),
+    ]
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    ints = a.view(np.int32) == b.view(np.int32)
+    return bool((ints | (np.isnan(a) & np.isnan(b))).all())
+
+
+def _medians(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """The median call of each, in ms, the calls interleaved round by round."""
+    samples: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(rounds):
+        for label, f in calls.items():
+            for _ in range(5):
+                t = time.perf_counter()
+                f()
+                samples[label].append(time.perf_counter() - t)
+    return {label: 1000 * statistics.median(v) for label, v in samples.items()}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    print("| rewrite | without (ms) | with (ms) | without / with | NumPy (ms) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, text, off, arguments, numpy in _cases(rng):
+        fn = pk.parse(text).functions[0]
+        with_it = pk.schedule(fn).to_numba(parallel=False, boundscheck=False, cache=False)
+        with off:
+            without_it = pk.schedule(fn).to_numba(parallel=False, boundscheck=False, cache=False)
+        if with_it.function_source == without_it.function_source:
+            print(f"| {name} | the rewrite changed nothing | | | |")
+            continue
+        results = [k(**{n: v.copy() for n, v in arguments.items()}) for k in (with_it, without_it)]
+        if not _same(*results):
+            print(f"| {name} | results differ | | | |")
+            return 1
+        times = _medians(
+            {
+                "with": functools.partial(with_it, **arguments),
+                "without": functools.partial(without_it, **arguments),
+                "numpy": functools.partial(numpy, **arguments),
+            },
+            args.rounds,
+        )
+        print(
+            f"| {name} | {times['without']:.2f} | {times['with']:.2f} | "
+            f"{times['without'] / times['with']:.2f} | {times['numpy']:.2f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -31,23 +31,19 @@ import ast
 import copy
 
 from polykrnl.targets.numba.aliases import Root, may_alias
-from polykrnl.targets.numba.loop_shape import carried, names, read_outside, straight_line
+from polykrnl.targets.numba.loop_shape import (
+    carried,
+    names,
+    read_outside,
+    replace_loops,
+    straight_line,
+)
 from polykrnl.targets.numba.promote import index_offsets, index_terms
 
 
 def split_sums(fn: ast.FunctionDef, roots: dict[str, Root]) -> None:
     """Split each loop of `fn` whose carried sum can be read back (see the module)."""
-    for node in list(ast.walk(fn)):
-        for part in ("body", "orelse"):
-            block = getattr(node, part, None)
-            if not isinstance(block, list):
-                continue
-            for k in range(len(block) - 1, -1, -1):
-                st = block[k]
-                if isinstance(st, ast.For):
-                    split = _split(st, roots, fn)
-                    if split is not None:
-                        block[k : k + 1] = split
+    replace_loops(fn, lambda loop: _split(loop, roots, fn))
 
 
 def _split(loop: ast.For, roots: dict[str, Root], fn: ast.FunctionDef) -> list[ast.For] | None:

@@ -33,22 +33,12 @@ from __future__ import annotations
 import ast
 import copy
 
-from polykrnl.targets.numba.loop_shape import names, read_outside
+from polykrnl.targets.numba.loop_shape import names, read_outside, replace_loops
 
 
 def flatten_lanes(fn: ast.FunctionDef) -> None:
     """Flatten each tile loop of lanes of `fn` (see the module)."""
-    for node in list(ast.walk(fn)):
-        for part in ("body", "orelse"):
-            block = getattr(node, part, None)
-            if not isinstance(block, list):
-                continue
-            for k in range(len(block) - 1, -1, -1):
-                st = block[k]
-                if isinstance(st, ast.For):
-                    flat = _flat(st, fn)
-                    if flat is not None:
-                        block[k : k + 1] = flat
+    replace_loops(fn, lambda loop: _flat(loop, fn))
 
 
 def _flat(tile: ast.For, fn: ast.FunctionDef) -> list[ast.stmt] | None:

@@ -10,7 +10,7 @@ only in loops that carry nothing, minmax_keys.py makes min/max chains integer on
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def straight_line(loop: ast.For) -> bool:
@@ -55,3 +55,24 @@ def read_outside(fn: ast.FunctionDef, loop: ast.For) -> set[str]:
         for n in ast.walk(fn)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
     }
+
+
+def replace_loops(
+    fn: ast.FunctionDef, rewrite: Callable[[ast.For], Sequence[ast.stmt] | None]
+) -> int:
+    """Put `rewrite(loop)` in place of each `for` loop of `fn` it returns statements for
+    (loops of the original tree, each once: not the new statements); how many."""
+    count = 0
+    for node in list(ast.walk(fn)):
+        for part in ("body", "orelse"):
+            block = getattr(node, part, None)
+            if not isinstance(block, list):
+                continue
+            for k in range(len(block) - 1, -1, -1):
+                st = block[k]
+                if isinstance(st, ast.For):
+                    new = rewrite(st)
+                    if new is not None:
+                        block[k : k + 1] = new
+                        count += 1
+    return count

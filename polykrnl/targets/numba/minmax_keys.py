@@ -40,7 +40,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from polykrnl.targets.numba.loop_shape import carried, names, read_outside, straight_line
+from polykrnl.targets.numba.loop_shape import (
+    carried,
+    names,
+    read_outside,
+    replace_loops,
+    straight_line,
+)
 
 #: the helper's name among a kernel's helpers (it defines the keys of both widths)
 NAME = "_pk_keys"
@@ -100,21 +106,12 @@ class _Chain:
 
 def use_minmax_keys(fn: ast.FunctionDef) -> bool:
     """Rewrite `fn`'s min/max chains to integer keys (see the module); whether any was."""
-    used = False
-    for node in list(ast.walk(fn)):
-        for part in ("body", "orelse"):
-            block = getattr(node, part, None)
-            if not isinstance(block, list):
-                continue
-            for k in range(len(block) - 1, -1, -1):
-                loop = block[k]
-                if not isinstance(loop, ast.For):
-                    continue
-                chains = _chains(loop, fn)
-                if chains:
-                    block[k : k + 1] = _rewritten(loop, chains, _fresh(fn))
-                    used = True
-    return used
+
+    def rewrite(loop: ast.For) -> list[ast.stmt] | None:
+        chains = _chains(loop, fn)
+        return _rewritten(loop, chains, _fresh(fn)) if chains else None
+
+    return replace_loops(fn, rewrite) > 0
 
 
 def _chains(loop: ast.For, fn: ast.FunctionDef) -> list[_Chain] | None:

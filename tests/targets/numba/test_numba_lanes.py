@@ -79,8 +79,10 @@ def test_other_lane_loops_stay_as_they_are(change: tuple[str, str], why: str) ->
     assert "lane" in flattened(source), why
 
 
-def test_the_loop_variables_read_after_the_loops_keep_them() -> None:
-    assert "lane" in flattened(TILES + "    out[0] = lane\n")
+@pytest.mark.parametrize("after", ["out[0] = lane", "out[0] = t", "y = out_1"])
+def test_names_read_after_the_loops_keep_them(after: str) -> None:
+    """A copy would run before the flat loop even with no tile to run."""
+    assert "lane" in flattened(TILES + f"    {after}\n")
 
 
 @pytest.mark.parametrize("name", ["add", "relu", "tanh", "add_row", "reduce_sum_last"])

@@ -55,6 +55,7 @@ from polykrnl.targets.numba.promote import (
     unbox_set_once,
 )
 from polykrnl.targets.numba.scalars import forward_loads, hoist_scalars
+from polykrnl.targets.numba.subscripts import sign_invariant_subscripts
 
 if TYPE_CHECKING:
     from polykrnl.transforms.core import Schedule
@@ -259,6 +260,8 @@ def to_numba(
             maths |= vector_math.use_vector_math(f)
         if isinstance(f, ast.FunctionDef):
             keys = minmax_keys.use_minmax_keys(f) or keys
+            if f.name in w.proven_in_bounds:
+                sign_invariant_subscripts(f)
     for f in functions.body:
         if isinstance(f, ast.FunctionDef):
             # Each function by its own guard, so that a callee reads the same in every

@@ -570,11 +570,17 @@ def test_a_negative_index_is_out_of_bounds_not_read_from_the_end() -> None:
 
 
 def test_the_point_loops_of_a_tiled_nest_index_unsigned() -> None:
-    """Every subscript of a loop variable goes through np.uint64 (what lets LLVM
-    vectorize a point loop that starts at its tile's origin); constants stay as written."""
-    source = pk.schedule(pk.parse(PARALLEL_TILES)["scale"]).to_numba(cache=False).source
-    body = source.split("def kernel_scale")[1]
-    assert "x[np.uint64(il), np.uint64(j)]" in body
+    """The innermost loop's variable is subscripted through np.uint64 (what lets LLVM
+    vectorize a point loop that starts at its tile's origin); in a prange, a subscript the
+    innermost loop does not change is signed once the guard proves the accesses in
+    bounds (targets/numba/subscripts.py), unsigned otherwise."""
+    fn = pk.parse(PARALLEL_TILES)["scale"]
+    proven = pk.schedule(fn).to_numba(cache=False)
+    body = proven.source.split("def kernel_scale")[1]
+    assert "prange(" in body and not proven.boundscheck
+    assert "x[il, np.uint64(j)]" in body
+    unproven = pk.schedule(fn).to_numba(cache=False, check_bounds=False)
+    assert "x[np.uint64(il), np.uint64(j)]" in unproven.source.split("def kernel_scale")[1]
 
 
 # A parallel loop inside a sequential one, with a body of no loop (jacobi-1d's shape).

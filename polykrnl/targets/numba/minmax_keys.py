@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from polykrnl.codegen.statements import Names
 from polykrnl.targets.numba.loop_shape import (
     carried,
     names,
@@ -107,9 +108,11 @@ class _Chain:
 def use_minmax_keys(fn: ast.FunctionDef) -> bool:
     """Rewrite `fn`'s min/max chains to integer keys (see the module); whether any was."""
 
+    taken = Names(names(fn))  # the new keys' names are added as they are taken
+
     def rewrite(loop: ast.For) -> list[ast.stmt] | None:
         chains = _chains(loop, fn)
-        return _rewritten(loop, chains, _fresh(fn)) if chains else None
+        return _rewritten(loop, chains, taken) if chains else None
 
     return replace_loops(fn, rewrite) > 0
 
@@ -183,13 +186,13 @@ def _unwrap(e: ast.expr) -> tuple[str, ast.expr]:
     return dtype, e
 
 
-def _rewritten(loop: ast.For, chains: list[_Chain], fresh: set[str]) -> list[ast.stmt]:
+def _rewritten(loop: ast.For, chains: list[_Chain], taken: Names) -> list[ast.stmt]:
     before: list[ast.stmt] = []
     after: list[ast.stmt] = []
     drop = {id(s) for c in chains for s in c.copies}
     replace: dict[int, ast.stmt] = {}
     for c in chains:
-        key = _fresh_name(f"{c.name}_key", fresh)
+        key = taken.fresh(f"{c.name}_key")
         before.append(_assign(key, c.key(ast.Name(c.name, ast.Load()))))
         cast = ast.parse(f"np.{c.dtype}(0)", mode="eval").body
         assert isinstance(cast, ast.Call)
@@ -209,17 +212,3 @@ def _assign(name: str, value: ast.expr) -> ast.Assign:
 def _target(st: ast.Assign) -> str:
     t = st.targets[0]
     return t.id if isinstance(t, ast.Name) else ""
-
-
-def _fresh(fn: ast.FunctionDef) -> set[str]:
-    """The names `fn` uses, to which new ones are added as they are taken."""
-    return names(fn)
-
-
-def _fresh_name(base: str, taken: set[str]) -> str:
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    taken.add(name)
-    return name

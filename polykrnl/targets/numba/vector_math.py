@@ -93,8 +93,8 @@ def _parts() -> tuple[float, float, float]:
     with localcontext() as ctx:
         ctx.prec = 60
         ln2 = Decimal(2).ln()
-        (bits,) = struct.unpack("<Q", struct.pack("<d", float(ln2)))
-        (hi,) = struct.unpack("<d", struct.pack("<Q", bits & ~((1 << 20) - 1)))
+        (pattern,) = struct.unpack("<Q", struct.pack("<d", float(ln2)))
+        (hi,) = struct.unpack("<d", struct.pack("<Q", pattern & ~((1 << 20) - 1)))
         return float(1 / ln2), float(hi), float(ln2 - Decimal(hi))
 
 

@@ -146,7 +146,8 @@ class Turns:
 
     @contextlib.contextmanager
     def compiling(self, threads: bool) -> Iterator[None]:
-        """Held while a kernel is compiled and checked (free without threads)."""
+        """Held while a candidate is prepared: its legality, code, compilation and check
+        (free without threads)."""
         if not threads:
             yield
             return
@@ -199,23 +200,15 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
     """Measure one candidate (run by a worker): its legality, its check against the
     interpreter, its time. A candidate slower than `cutoff` seconds at its first timed
     call is not repeated (`abandoned`)."""
-    st = _state(job)
-    started = time.perf_counter()
-    sched, status, why = legality_outcome(candidate, st.natural, st.recipe)
-    if sched is None:
-        return Outcome(candidate, "illegal" if status == "illegal" else "refused", message=why)
-    if job.cost is not None:
-        return Outcome(candidate, "timed", job.cost(candidate, sched))
-    prepared = time.perf_counter() - started
     try:
+        # Legality is isl's work and takes a core as a compilation does (half a second
+        # for softmax's fused forms): beside a kernel timed on threads it made the
+        # kernel 2x slower, and the search dropped the fastest parallel form.
         with _TURNS.compiling(job.threads):
-            started = time.perf_counter()  # the wait for a turn is not the candidate's
-            kernel = _kernel(job, sched)
-            prepared += time.perf_counter() - started
-            compiled = _checked(job, st, kernel)  # its run and the oracle's are not
-        if isinstance(compiled, str):
-            return Outcome(candidate, "wrong", message=compiled)
-        prepared += compiled
+            ready = _ready(job, candidate)
+        if isinstance(ready, Outcome):
+            return ready
+        st, kernel, compiled, prepared = ready
         with _TURNS.timing(job.threads):
             times, abandoned = _timed(job, st, kernel, cutoff)
     except PolykrnlError as e:
@@ -232,6 +225,25 @@ def evaluate(job: Job, candidate: Candidate, cutoff: float = float("inf")) -> Ou
         "stopped after one call: slower than the best so far" if abandoned else "",
         abandoned,
     )
+
+
+def _ready(job: Job, candidate: Candidate) -> Outcome | tuple[_State, Any, float, float]:
+    """`candidate`'s kernel compiled and checked against the oracle, with its compile
+    seconds and its preparation's (legality, code, compilation); or the outcome that
+    ends its measurement there (illegal, refused, wrong, or the injected cost)."""
+    st = _state(job)
+    started = time.perf_counter()
+    sched, status, why = legality_outcome(candidate, st.natural, st.recipe)
+    if sched is None:
+        return Outcome(candidate, "illegal" if status == "illegal" else "refused", message=why)
+    if job.cost is not None:
+        return Outcome(candidate, "timed", job.cost(candidate, sched))
+    kernel = _kernel(job, sched)
+    prepared = time.perf_counter() - started
+    compiled = _checked(job, st, kernel)  # its run and the oracle's are not preparation
+    if isinstance(compiled, str):
+        return Outcome(candidate, "wrong", message=compiled)
+    return st, kernel, compiled, prepared + compiled
 
 
 def _kernel(job: Job, sched: Schedule) -> Any:
@@ -335,8 +347,12 @@ def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float
         t = _call(kernel, large, st.buffers)
         if k == 0 and t >= WARM_SECONDS:
             warmup = 0
-        if k >= warmup:
-            times.append(t)
+        if k < warmup:
+            # A warm-up call pays the first touch of the kernel's output (page faults:
+            # softmax's natural parallel rows 17 ms at their first call, 4.3 after),
+            # not the kernel's time: it settles no rank.
+            continue
+        times.append(t)
         if t > cutoff:
             return [t], True  # already slower than the best: its rank is settled
         if len(times) == job.repeats or sum(times) >= ENOUGH_SECONDS:

@@ -141,6 +141,33 @@ def test_calls_that_add_up_to_enough_seconds_rank_a_candidate(
     assert kernel.calls == calls and len(times) == calls and not abandoned
 
 
+class _FirstSlow(_Kernel):
+    """A kernel whose first call takes `first` seconds, the others `seconds`."""
+
+    def __init__(self, first: float, seconds: float) -> None:
+        super().__init__(seconds)
+        self.first = first
+
+    def __call__(self, **_: Any) -> None:
+        self.calls += 1
+        time.sleep(self.first if self.calls == 1 else self.seconds)
+
+
+@pytest.mark.parametrize(("later", "calls", "abandoned"), [(0.0, 3, False), (0.02, 2, True)])
+def test_a_slow_warm_up_call_does_not_stop_a_candidate(
+    monkeypatch: pytest.MonkeyPatch, later: float, calls: int, abandoned: bool
+) -> None:
+    """A first call above the cutoff (the output's first touch) but short of
+    WARM_SECONDS is a warm-up: the candidate stops only when a timed call is slow too."""
+    monkeypatch.setattr(measure, "WARM_SECONDS", 1.0)
+    job = Job(SMALL, "mm", (), warmup=1, repeats=2)
+    st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
+    kernel = _FirstSlow(0.02, later)
+    times, stopped = measure._timed(job, st, kernel, 0.01)
+    assert kernel.calls == calls and stopped == abandoned
+    assert len(times) == (1 if abandoned else 2)
+
+
 def test_retime_times_each_candidate_once_per_round() -> None:
     pytest.importorskip("numba")
     times = measure.retime(Job(SMALL, "mm", ()), [Candidate(), TILED], 3)

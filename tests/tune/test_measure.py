@@ -63,12 +63,14 @@ class _SpyTurns:
 def test_compiling_and_timing_take_their_turns(
     threads: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The compile and the check hold a compile's turn, the timing a timing's turn."""
+    """Legality, the compile and the check hold a compile's turn, the timing a timing's
+    turn."""
     from polykrnl.tuning import measure
 
     turns = _SpyTurns()
     seen: dict[str, tuple[str, bool] | None] = {}
     kernel, checked, timed = measure._kernel, measure._checked, measure._timed
+    legality = measure.legality_outcome
 
     def spy(name: str, f: object) -> object:
         def call(*a: object, **k: object) -> object:
@@ -80,11 +82,17 @@ def test_compiling_and_timing_take_their_turns(
     monkeypatch.setattr(measure, "_kernel", spy("kernel", kernel))
     monkeypatch.setattr(measure, "_checked", spy("checked", checked))
     monkeypatch.setattr(measure, "_timed", spy("timed", timed))
+    monkeypatch.setattr(measure, "legality_outcome", spy("legality", legality))
     monkeypatch.setattr(measure, "_TURNS", turns)
     outcome = evaluate(Job(SMALL, "mm", (), repeats=1, threads=threads), Candidate())
     assert outcome.status == "timed", outcome.message
     compiling, timing = ("compiling", threads), ("timing", threads)
-    assert seen == {"kernel": compiling, "checked": compiling, "timed": timing}
+    assert seen == {
+        "legality": compiling,
+        "kernel": compiling,
+        "checked": compiling,
+        "timed": timing,
+    }
     assert turns.held is None
 
 

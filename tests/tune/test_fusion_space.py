@@ -124,6 +124,33 @@ def test_passes_over_the_same_rows_are_offered_fused_by_tiles() -> None:
     assert space.candidate(_Fixed(space.natural_params())) == Candidate()
 
 
+def test_a_pass_that_sums_over_a_window_is_also_offered_with_its_sums_inside() -> None:
+    """conv's zeroing and its 3x3 window fuse by tiles of channels; the window pass sums
+    over r and s: beside the channels moved inside r, the same with i, j outermost and
+    the channels inside r and s (output points' sums in registers). Legal, equal to the
+    interpreter; a pass summing over one loop (layernorm's) offers only the first."""
+    from tests.scripts import onnx_shapes
+
+    fn = pk.parse(onnx_shapes().conv_text(10, 12, 16))["conv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = space_of(natural, threads=True)
+    assert [b for b, _ in space.tilewise] == [8, 8, 16, 16, 32, 32]
+    first, regrouped = (str(Candidate(m)) for b, m in space.tilewise if b == 8)
+    assert first.endswith("reorder(['r', 'k_d']) > unroll('k_d')")
+    assert regrouped.endswith("reorder(['i_2', 'j_2', 'r', 's', 'k_d']) > unroll('k_d')")
+    labels = [c.label for c in space.tilewise_candidates()[:4]]
+    assert labels == [
+        "fusion by tiles of 8",
+        "fusion by tiles of 8, parallel",
+        "fusion by tiles of 8, window sums inside",
+        "fusion by tiles of 8, window sums inside, parallel",
+    ]
+    _legal_and_equal(fn, natural, space.tilewise_candidates()[3])
+    layernorm = pk.parse(onnx_shapes().layernorm_text(40, 24))["layernorm"]
+    sizes = [b for b, _ in space_of(pk.Schedule.from_function(layernorm, recipe=False)).tilewise]
+    assert sizes == [8, 16, 32]
+
+
 def test_a_single_nest_offers_no_fusion_by_tiles() -> None:
     _, natural = _natural()
     assert space_of(natural).tilewise_candidates() == []

@@ -5,9 +5,10 @@ as written (its nests distributed by hand; the search offers distribution only i
 tiles) with its recipe as a seed, the two searches and the choice between their winners
 within --budget seconds (`searched`), Numba one thread, on a local pool; with --threads
 N > 1, a second such search with threads (`pk.tune(..., threads=True)`), each function
-from its own one-thread winner. Then one process times, in rounds
-interleaved across them and on fresh copies of the same inputs, the Numba kernels
-(`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
+from its own one-thread winner. Then one process times, in rounds interleaved across
+them and on fresh copies of the same inputs (a kernel whose call is shorter than
+WARM_SECONDS right after an untimed call of its own, its threads awake), the Numba
+kernels (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
 thread), and with --threads the parallel winner on N threads and C OpenMP on N threads;
 medians of the rounds. Prints Markdown tables (ratios measured in this one run) and
@@ -46,7 +47,7 @@ sys.path.insert(0, str(HERE))
 from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
-from polykrnl.tuning.measure import refilled  # noqa: E402
+from polykrnl.tuning.measure import WARM_SECONDS, refilled  # noqa: E402
 from polykrnl.tuning.space import starting_schedules  # noqa: E402
 
 sizes = import_path("polybench_sizes", HERE / "polybench" / "sizes.py")
@@ -274,11 +275,22 @@ def tuned_row(
 
         calls["tuned parallel"] = call_par
         calls["C OpenMP"] = c_parallel
-    for call in calls.values():
+    short: set[str] = set()
+    for name, call in calls.items():
+        t0 = time.perf_counter()
         call(fresh(args))  # warm-up (and the C library's build)
+        if time.perf_counter() - t0 < WARM_SECONDS:
+            short.add(name)
     times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(settings.rounds):
         for name, call in calls.items():
+            if name in short:
+                # A call of a fraction of a millisecond after the others' is a cold start
+                # of the threads (OpenMP's sleep after its spin: conv's parallel kernel
+                # 0.18 ms after 10 ms idle, 0.12 after 2 ms), and C's OpenMP kernel ran
+                # right after ours on its threads, still spinning: each such call is
+                # timed after one untimed call of its own, alike for all.
+                call(fresh(args))
             a = fresh(args)
             t0 = time.perf_counter()
             call(a)

@@ -4,6 +4,7 @@ first call makes unnecessary."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,6 +174,27 @@ def test_retime_times_each_candidate_once_per_round() -> None:
     times = measure.retime(Job(SMALL, "mm", ()), [Candidate(), TILED], 3)
     assert [len(t) for t in times] == [3, 3]
     assert all(x > 0 for t in times for x in t)
+
+
+@pytest.mark.parametrize(("threads", "per_round"), [(False, 1), (True, 2)])
+def test_retime_wakes_a_short_threaded_kernel_before_each_timed_call(
+    monkeypatch: pytest.MonkeyPatch, threads: bool, per_round: int
+) -> None:
+    """With threads, a kernel shorter than WARM_SECONDS is called once untimed before
+    each timed call of the rounds (its threads asleep after the others' calls would
+    time their wake-up); one-thread kernels are called once per round."""
+    pytest.importorskip("numba")
+    calls: Counter[int] = Counter()
+    call = measure._call
+
+    def counted(kernel: Any, inputs: Any, buffers: Any) -> float:
+        calls[id(kernel)] += 1
+        return call(kernel, inputs, buffers)
+
+    monkeypatch.setattr(measure, "_call", counted)
+    times = measure.retime(Job(SMALL, "mm", (), threads=threads), [Candidate(), TILED], 3)
+    assert [len(t) for t in times] == [3, 3]
+    assert sorted(calls.values()) == [1 + 3 * per_round] * 2
 
 
 def test_static_sizes_too_large_for_the_interpreter_check_against_the_loops_as_written(

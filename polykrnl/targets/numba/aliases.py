@@ -4,10 +4,11 @@ The rewrites of promote.py and scalars.py move a load out of a loop, or keep an 
 in a local, only when no store in the loop can reach the same memory. An array name of
 the entry function has a `Root` when it is assigned once and is a memref argument (the
 model treats distinct memref arguments as distinct buffers), a fresh allocation
-(`np.full`, `np.empty`, `np.zeros`, `np.ones`: no other name reaches it before it is
-made), or another name, a slice, a `.view` or a `.reshape` of an array with a root (the
-views of an i8 pool: a constant slice of the pool itself keeps its element range, so
-that two row temporaries of one pool stay apart). Names without a root may alias
+(`np.full`, `np.empty`, `np.zeros`, `np.ones`, `np.array` of a vector constant, an
+array's `.copy()`: no other name reaches it before it is made), or another name, a
+slice, a `.view` or a `.reshape` of an array with a root (the views of an i8 pool: a
+constant slice of the pool itself keeps its element range, so that two row
+temporaries of one pool stay apart). Names without a root may alias
 anything; the rewrites leave loops that store through them alone. A zero-dimensional
 allocation (a scalar accumulator, memref.alloca's) has none here: keeping it in a
 local is another rewrite's.
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 
 #: NumPy calls that return a new array, shared with no other name
 ALLOCATIONS = frozenset({"np.full", "np.empty", "np.zeros", "np.ones"})
+#: ... and the calls whose result is a new array too: a vector constant's `np.array`
+#: (not an allocation a loop may repeat, for the rewrites: a constant)
+NEW_ARRAYS = ALLOCATIONS | {"np.array"}
 
 
 @dataclass(frozen=True)
@@ -74,12 +78,16 @@ def _root_of(e: ast.expr, roots: dict[str, Root], name: str) -> Root | None:
         return roots.get(e.id)
     if isinstance(e, ast.Call):
         f = e.func
-        if ast.unparse(f) in ALLOCATIONS:
+        if ast.unparse(f) in NEW_ARRAYS:
             if e.args and isinstance(e.args[0], ast.Tuple) and not e.args[0].elts:
                 # memref.alloca's scalar accumulators are left to their own rewrite
                 return None
             dtype = next((k.value for k in e.keywords if k.arg == "dtype"), None)
             return Root(name, dtype=_dtype_name(dtype))
+        if isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args and not e.keywords:
+            # a new array (a vector accumulator's start: `zv.copy()`), whatever it copies
+            copied = _root_of(f.value, roots, name)
+            return Root(name, dtype=copied.dtype if copied is not None else None)
         if isinstance(f, ast.Attribute) and f.attr in ("view", "reshape"):
             inner = _root_of(f.value, roots, name)
             if inner is None:

@@ -46,6 +46,7 @@ from polykrnl.targets.numba import bits, minmax_keys, vector_math, view_alias
 from polykrnl.targets.numba.aliases import Root, array_roots
 from polykrnl.targets.numba.fission import split_sums
 from polykrnl.targets.numba.form import NUMBA_FORM
+from polykrnl.targets.numba.lane_accumulators import unroll_accumulator_lanes
 from polykrnl.targets.numba.lanes import flatten_lanes
 from polykrnl.targets.numba.promote import (
     hoist_views,
@@ -324,6 +325,7 @@ def _rewrite_entry(f: ast.FunctionDef, sched: Schedule) -> dict[str, Root]:
     (promote.py, scalars.py, fission.py); the array roots of the result (aliases.py)."""
     unbox_set_once(f)
     localize_per_iteration(f)
+    unroll_accumulator_lanes(f)  # before promotion, which keeps the lanes in locals
     hoist_views(f)
     arguments = _element_types(sched, f)
     pure = frozenset(SCALAR_HELPERS)

@@ -596,11 +596,16 @@ def _names(e: ast.AST) -> set[str]:
 
 
 def nonempty(loop: ast.For) -> ast.expr | None:
-    """A test true exactly when `loop` (a `range` loop with step 1) runs at least once."""
+    """A test true exactly when `loop` (a `range` loop with step 1, or a positive
+    constant step: a vector loop's tiles) runs at least once."""
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
-    if it.keywords or not 1 <= len(it.args) <= 2:
+    if it.keywords or not 1 <= len(it.args) <= 3:
         return None
-    lo, hi = (ast.Constant(0), it.args[0]) if len(it.args) == 1 else it.args
+    if len(it.args) == 3:
+        step = it.args[2]
+        if not (isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0):
+            return None
+    lo, hi = (ast.Constant(0), it.args[0]) if len(it.args) == 1 else it.args[:2]
     return ast.Compare(copy.deepcopy(hi), [ast.Gt()], [copy.deepcopy(lo)])

@@ -64,10 +64,14 @@ def test_nothing_moves_where_it_could_change_what_is_read(body: str) -> None:
     assert promoted(source, {"q": "float64"}) == before
 
 
-def test_a_stepped_or_parallel_loop_is_left_alone() -> None:
-    for header in ("range(0, n, 2)", "prange(n)"):
-        source = f"def k(n, q, i):\n  for j in {header}:\n    x = q[np.uint64(i)]\n"
+def test_a_loop_of_a_variable_step_or_a_parallel_one_is_left_alone() -> None:
+    """A positive constant step runs when hi > lo (a vector loop's tiles); any other
+    step, and a prange, keep their loads."""
+    for header in ("range(0, n, s)", "range(n, 0, -1)", "prange(n)"):
+        source = f"def k(n, q, i, s):\n  for j in {header}:\n    x = q[np.uint64(i)]\n"
         assert "_e0" not in promoted(source, {"q": "float64"})
+    source = "def k(n, q, i):\n  for j in range(1, n, 8):\n    x = q[np.uint64(i)]\n"
+    assert "if n > 1:\n        _e0 = q[np.uint64(i)]" in promoted(source, {"q": "float64"})
 
 
 TRIANGLE = """

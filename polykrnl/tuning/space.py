@@ -554,10 +554,10 @@ def tilewise_fusion(
     shift, fused, blocked by `block`, its point loop distributed (one loop per pass over
     the tile's rows); in each pass whose inner loop carries a dependence (a row sum), the
     rows moved inside it, unrolled when `block` is at most MAX_UNROLL (sums of
-    `block` rows interleaved, not one waiting on its own last add). `regroup`: where the pass
-    sums over several loops, the rows moved inside all of them instead, those that
-    carry nothing first. The
-    moves, and the index of the nest of the tiles; None when no two nests fuse so.
+    `block` rows interleaved, not one waiting on its own last add). `regroup`: where the
+    pass sums over several loops, the rows moved inside all of them instead, those that
+    carry nothing first. The moves, and the index of the nest of the tiles; None when
+    no two nests fuse so.
 
     The passes over a tile run while its rows are in cache (layernorm's sum, variance and
     output passes: one read of the rows from memory instead of three). `fused`: the loops

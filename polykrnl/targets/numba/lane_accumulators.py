@@ -11,13 +11,13 @@ kernel holds it in an array of 8 elements that it updates lane by lane:
             m_1 = m[lane]
             m[lane] = np.float32(m_1 + v)
 
-The elements stay in memory: each add waits for the store of the last one to the same
-lane, and LLVM's vectorizer does not take the lane loop (ReduceSum over the last axis
-ran at twice NumPy's time). :func:`unroll_accumulator_lanes` writes such a lane loop as
-its copies, one per lane with the lane a constant (`m[0]`, ..., `m[7]`), so that
-promote.py keeps each element in a local over the enclosing loop, and LLVM's
-straight-line vectorizer makes the eight adds one vector add. The same statements run
-in the same order on the same values: exact.
+The elements stay in memory: each add of a lane waits for the store of its last one
+(ReduceSum over the last axis, 8192x1024: 5.5 ms, NumPy 1.4).
+:func:`unroll_accumulator_lanes` writes such a lane loop as its copies, one per lane
+with the lane a constant (`m[0]`, ..., `m[7]`), so that promote.py keeps each element
+in a local over the enclosing loop (1.9 ms: eight independent sums per column tile,
+reading the rows at close to memory speed). The same statements run in the same order
+on the same values: exact.
 
 A lane loop qualifies when it is inside another loop (the one that carries the
 vector), its range is a constant of at most `MAX_LANES`, its body is a few
@@ -74,13 +74,9 @@ def _constant_range(loop: ast.For) -> int | None:
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
     values = [a.value if isinstance(a, ast.Constant) else None for a in it.args]
-    n = (
-        values[0]
-        if len(values) == 1
-        else values[1]
-        if len(values) == 2 and values[0] == 0
-        else None
-    )
+    if len(values) == 2 and values[0] == 0:
+        values = values[1:]
+    n = values[0] if len(values) == 1 else None
     return n if type(n) is int and 0 < n <= MAX_LANES and not it.keywords else None
 
 

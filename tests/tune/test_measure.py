@@ -330,3 +330,26 @@ def test_a_candidate_still_measured_at_the_deadline_is_stopped() -> None:
         assert again.status == "timed"
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize(
+    ("threads", "given", "expected"),
+    [(True, None, "PASSIVE"), (True, "ACTIVE", "ACTIVE"), (False, None, None)],
+)
+def test_threaded_pool_workers_let_their_openmp_threads_sleep(
+    monkeypatch: pytest.MonkeyPatch, threads: bool, given: str | None, expected: str | None
+) -> None:
+    """A worker's OpenMP threads spinning after its timing would share the cores the
+    next worker times on; the user's own OMP_WAIT_POLICY stands."""
+    import os
+
+    from polykrnl.tuning import evaluate, measure
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    if given is not None:
+        monkeypatch.setenv("OMP_WAIT_POLICY", given)
+    monkeypatch.setattr(measure, "_TURNS", measure._TURNS)  # restored after the test
+    turns = Turns()
+    evaluate._worker_start(turns, threads)
+    assert os.environ.get("OMP_WAIT_POLICY") == expected
+    assert measure._TURNS is turns

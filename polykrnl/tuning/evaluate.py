@@ -10,14 +10,12 @@ order, whatever finished first: a fixed seed gives the same search on any evalua
   unless it is guarded by `if __name__ == "__main__"`; this process compiles nothing, so
   it has no Numba threads a fork would lose). With threads, the workers come from a fork
   server instead: a process that ran a parallel kernel before (Numba on GNU OpenMP) may
-  not fork a child that starts OpenMP threads again (GNU OpenMP terminates it); and
-  their OpenMP threads sleep when a parallel region ends (`OMP_WAIT_POLICY=PASSIVE`
-  unless set), so that one worker's spinning threads do not share the cores another
-  times its kernel on (each timed call then includes waking them, as a call after idle
-  does). Compilation and the check against the interpreter run in parallel; timings take turns
+  not fork a child that starts OpenMP threads again (GNU OpenMP terminates it).
+  Compilation and the check against the interpreter run in parallel; timings take turns
   (`measure.Turns`, shared by the processes), so that no two kernels are timed at once.
   With threads, a kernel needs every core while it is timed: its timing waits for the
-  compilations under way and keeps new ones out.
+  compilations under way and keeps new ones out, and keeps the machine until its
+  OpenMP threads stop spinning (`measure.COOL_DOWN_SECONDS`).
 * :class:`DaskPool`: `dask.distributed` workers (`Client(address)`): each worker times
   one candidate at a time (a lock per worker process); start workers with one thread
   each (`dask worker ADDRESS --nthreads 1`) and nothing else running beside them.
@@ -162,13 +160,17 @@ class LocalPool:
 
 
 def _worker_start(turns: Turns, threads: bool) -> None:
-    """A pool process's start: its turns, and with threads OpenMP threads that sleep as
-    soon as a parallel region ends (unless the user chose otherwise). A worker's threads
-    spin for milliseconds after its kernel was timed, on the cores the next worker's
-    kernel is timed on: conv's fused parallel kernel took 6.98, 0.59 and 0.15 ms at its
-    three timed calls (0.15 is its time)."""
+    """A pool process's start: its turns, and with threads Intel's OpenMP runtime told
+    to spin 10 ms after a parallel region instead of 200 (unless the user chose): a
+    threaded timing keeps the machine until its threads stop spinning
+    (`measure.COOL_DOWN_SECONDS`), since they would share the cores the next worker's
+    kernel is timed on. libgomp's spin is that short already. Their threads are not
+    made to sleep at once (OMP_WAIT_POLICY=PASSIVE): each call would then time their
+    wake-up (conv's fused parallel kernel 0.26 ms instead of 0.15), and the search
+    judged two threads against the calls of a program that calls its kernels in a
+    row."""
     if threads:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.setdefault("KMP_BLOCKTIME", "10")
     set_turns(turns)
 
 

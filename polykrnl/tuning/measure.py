@@ -170,10 +170,21 @@ class Turns:
                     self._slots.acquire()
             try:
                 yield
+                # Still holding every slot: this process's OpenMP threads spin for a few
+                # milliseconds after its last call (libgomp's spin; KMP_BLOCKTIME for
+                # Intel's runtime, which the pool sets short), on the cores the next
+                # timing needs (conv's fused parallel kernel took 6.98, 0.59 and 0.15 ms
+                # at its three calls right after another worker's threaded timing).
+                time.sleep(COOL_DOWN_SECONDS)
             finally:
                 for _ in range(self.workers):
                     self._slots.release()
 
+
+#: how long a threaded timing keeps the machine after its last call: the OpenMP threads'
+#: spin after a parallel region (under 10 ms with libgomp's default here: a call 10 ms
+#: after the last paid their wake-up, one 2 ms after did not)
+COOL_DOWN_SECONDS = 0.02
 
 # Set by the local pool's initializer to turns its processes share; a Dask worker keeps
 # its own (its tasks take turns; give each worker one thread and the machine to itself).

@@ -334,22 +334,48 @@ def test_a_candidate_still_measured_at_the_deadline_is_stopped() -> None:
 
 @pytest.mark.parametrize(
     ("threads", "given", "expected"),
-    [(True, None, "PASSIVE"), (True, "ACTIVE", "ACTIVE"), (False, None, None)],
+    [(True, None, "10"), (True, "200", "200"), (False, None, None)],
 )
-def test_threaded_pool_workers_let_their_openmp_threads_sleep(
+def test_threaded_pool_workers_spin_briefly_after_a_region(
     monkeypatch: pytest.MonkeyPatch, threads: bool, given: str | None, expected: str | None
 ) -> None:
-    """A worker's OpenMP threads spinning after its timing would share the cores the
-    next worker times on; the user's own OMP_WAIT_POLICY stands."""
+    """Intel's OpenMP threads would spin 200 ms after a region, past the cool-down a
+    threaded timing keeps; the user's own KMP_BLOCKTIME stands."""
     import os
 
     from polykrnl.tuning import evaluate, measure
 
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("KMP_BLOCKTIME", raising=False)
     if given is not None:
-        monkeypatch.setenv("OMP_WAIT_POLICY", given)
+        monkeypatch.setenv("KMP_BLOCKTIME", given)
     monkeypatch.setattr(measure, "_TURNS", measure._TURNS)  # restored after the test
     turns = Turns()
     evaluate._worker_start(turns, threads)
-    assert os.environ.get("OMP_WAIT_POLICY") == expected
+    assert os.environ.get("KMP_BLOCKTIME") == expected
     assert measure._TURNS is turns
+
+
+def test_a_threaded_timing_keeps_the_machine_while_its_threads_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A threaded timing sleeps COOL_DOWN_SECONDS holding every slot; a one-thread
+    timing does not."""
+    from polykrnl.tuning import measure
+
+    turns = Turns(2)
+    slept: list[tuple[float, bool]] = []
+
+    def sleep(seconds: float) -> None:
+        # whether a compilation could start now (it could not while the slots are held)
+        free = turns._slots.acquire(blocking=False)
+        if free:
+            turns._slots.release()
+        slept.append((seconds, free))
+
+    monkeypatch.setattr(measure.time, "sleep", sleep)
+    for threads in (True, False):
+        with turns.timing(threads):
+            pass
+    assert slept == [(measure.COOL_DOWN_SECONDS, False)]
+    with turns.compiling(True):  # every slot given back
+        pass

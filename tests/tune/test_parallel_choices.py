@@ -5,6 +5,8 @@ parallel loops."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import polykrnl as pk
@@ -14,7 +16,10 @@ from polykrnl.tuning.space import (
     HOIST_BLOCK,
     PARALLEL_DIVISOR,
     PARALLEL_MIN_BLOCK,
+    block_sizes,
     start_candidates,
+    strip_size,
+    thread_count,
 )
 
 # A time loop around two sibling nests (PolyBench's jacobi-1d, one row)
@@ -284,3 +289,58 @@ def test_a_krnl_only_space_offers_nothing_krnl_cannot_write() -> None:
     stencil = space_of(_natural(), threads=True, skew=False)
     assert stencil.fusion == () and stencil.fused_bands == ()
     assert space_of(_natural(), threads=True).fusion != ()
+
+
+def test_block_sizes_with_threads_offer_one_strip_per_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strip per thread, rounded up to whole cache lines of f64 (MIN_BLOCK): 2000 rows
+    on two threads in 1000s, on three in 672s (667 rounded up); none on one thread, of
+    an unknown extent, or where one strip would hold it all."""
+    assert strip_size(2000, 2) == 1000 and strip_size(2000, 3) == 672
+    assert strip_size(2000, 1) is None and strip_size(None, 2) is None
+    assert strip_size(8, 2) is None  # 4 rounds up to 8: one strip
+    assert block_sizes(None, 2000, threads=2) == (0, 8, 16, 32, 64, 128, 256, 1000)
+    assert block_sizes(None, 2000) == (0, 8, 16, 32, 64, 128, 256)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    assert thread_count() == 3
+    fn = pk.parse(MATVEC_T)["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = space_of(natural, params={"N": 2000}, threads=True)
+    assert space.thread_count == 3 and 672 in space.bands[0].sizes[0]
+    assert 672 not in space_of(natural, params={"N": 2000}).bands[0].sizes[0]
+
+
+def test_a_hoisted_tile_loop_along_rows_is_also_tried_in_one_strip_per_thread() -> None:
+    """x = A^T y tuned for one thread as (j_t, i_t, j, i): i walks the rows of A (and x).
+    Hoisted, i_t keeps the narrow tiles of 32 columns, each thread reading 256 bytes of a
+    row at a time; the variant blocks i by one strip per thread (300 on two threads: 152)."""
+    fn = pk.parse(MATVEC_T)["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
+    start = Candidate(
+        (
+            Move("block", ("i",), 32),
+            Move("block", ("j",), 8),
+            Move("reorder", ("j_t", "i_t", "j", "i")),
+        )
+    )
+    found = {c.label: c for c in start_candidates([start], natural, None, space)}
+    hoisted = found["start, parallel outermost"]
+    strips = found["start, parallel outermost, a strip per thread"]
+    assert strips.moves == (Move("block", ("i",), 152), *hoisted.moves[1:])
+    s = strips.schedule(natural)
+    assert s.loop("i_t").parallel and s.loop("i_t").tile_size == 152 and s.legal
+    assert _equal_on_threads(fn, s, N=300)
+
+
+def test_no_strips_for_a_parallel_loop_across_rows() -> None:
+    """x = A y as (i_t, j, i): i is innermost but steps from row to row of A: wider tiles
+    of it read no longer runs."""
+    fn = pk.parse(MATVEC_T.replace("%A[%j, %i]", "%A[%i, %j]"))["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
+    start = Candidate((Move("block", ("i",), 8), Move("reorder", ("i_t", "j", "i"))))
+    labels = [c.label for c in start_candidates([start], natural, None, space)]
+    assert "start, parallel outermost, a strip per thread" not in labels
+    assert "start, parallel" in labels

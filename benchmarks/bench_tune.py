@@ -11,8 +11,10 @@ WARM_SECONDS right after an untimed call of its own, its threads awake), the Num
 kernels (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
 thread), and with --threads the parallel winner on N threads and C OpenMP on N threads;
-medians of the rounds. Prints Markdown tables (ratios measured in this one run) and
-appends nothing anywhere: copy them into benchmarks/RESULTS.md.
+medians of the rounds (--rounds of them; a program whose rounds are short gets more,
+up to MORE_ROUNDS times as many within ROUNDS_SECONDS). Prints Markdown tables (ratios
+measured in this one run) and appends nothing anywhere: copy them into
+benchmarks/RESULTS.md.
 
     python benchmarks/bench_tune.py --quick   # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
     python benchmarks/bench_tune.py --kernels all --dataset LARGE --budget 120 --json out.json
@@ -282,7 +284,11 @@ def tuned_row(
         if time.perf_counter() - t0 < WARM_SECONDS:
             short.add(name)
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(settings.rounds):
+    t_rounds = time.perf_counter()
+    while len(times["tuned"]) < settings.rounds or (
+        len(times["tuned"]) < MORE_ROUNDS * settings.rounds
+        and time.perf_counter() - t_rounds < ROUNDS_SECONDS
+    ):
         for name, call in calls.items():
             if name in short:
                 # A call of a fraction of a millisecond after the others' is a cold start
@@ -298,6 +304,7 @@ def tuned_row(
     return {
         **label,
         "median": {name: statistics.median(t) for name, t in times.items()},
+        "rounds": len(times["tuned"]),
         "tried": len(result.tried),
         "pruned": result.pruned,
         "searched": seconds,
@@ -309,6 +316,12 @@ def tuned_row(
         "search_splits": list(SPLITS),
     }
 
+
+#: short kernels get more rounds than --rounds: up to MORE_ROUNDS times as many, while
+#: the rounds so far took less than ROUNDS_SECONDS (the median of 5 calls of mvt's 1.5 ms
+#: parallel kernel moved by 0.2 ms between runs on a 2-vCPU VM)
+MORE_ROUNDS = 5
+ROUNDS_SECONDS = 10.0
 
 _BUFFERS: dict[str, Any] = {}
 

@@ -14,6 +14,7 @@ from polykrnl.errors import IllegalTransformError, ScheduleError
 from polykrnl.tuning import Candidate, Move, space_of, synthetic_cost
 from polykrnl.tuning.space import (
     HOIST_BLOCK,
+    JAM_ROWS,
     PARALLEL_DIVISOR,
     PARALLEL_MIN_BLOCK,
     THREADED_STARTS,
@@ -361,3 +362,42 @@ def test_a_threaded_search_starts_from_the_fastest_few_of_a_one_thread_result() 
     assert starts == fastest
     assert len(threaded) > len(starts)  # each with its parallel variants
     assert start_candidates([result], natural, None, space_of(natural)) == [result.candidate]
+
+
+def test_rows_summed_into_a_strip_are_also_tried_eight_at_a_time() -> None:
+    """In strips, x = A^T y as (i_t, j_t, j, i) loads and stores each x[i] once per row
+    of A; the variant blocks j by JAM_ROWS and unrolls it inside i (once per eight rows).
+    Legal (x[i] still sums its rows in order) and equal to the interpreter on threads."""
+    fn = pk.parse(MATVEC_T)["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
+    start = Candidate(
+        (
+            Move("block", ("i",), 32),
+            Move("block", ("j",), 64),
+            Move("reorder", ("j_t", "i_t", "j", "i")),
+        )
+    )
+    found = {c.label: c for c in start_candidates([start], natural, None, space)}
+    strips = found["start, parallel outermost, a strip per thread"]
+    jammed = found[f"start, parallel outermost, a strip per thread, {JAM_ROWS} rows a step"]
+    assert JAM_ROWS == 8
+    assert jammed.moves == (
+        Move("block", ("i",), 152),
+        Move("block", ("j",), 8),
+        *strips.moves[2:-1],
+        Move("reorder", ("i_t", "j_t", "i", "j")),
+        Move("unroll", ("j",)),
+        strips.moves[-1],
+    )
+    s = jammed.schedule(natural)
+    assert s.loop("i_t").parallel and s.loop("j").unroll and s.legal
+    assert s.loop_names() == ["i_t", "j_t", "i", "j"]
+    assert _equal_on_threads(fn, s, N=300)
+    # a strip whose sum is unrolled already gets no second one
+    unrolled = Candidate(
+        (*start.moves[:2], Move("reorder", ("j_t", "i_t", "i", "j")), Move("unroll", ("j",)))
+    )
+    labels = [c.label for c in start_candidates([unrolled], natural, None, space)]
+    assert "start, parallel outermost, a strip per thread" in labels
+    assert not any("rows a step" in x for x in labels)

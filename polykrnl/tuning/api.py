@@ -13,7 +13,8 @@ from polykrnl.tuning.evaluate import Evaluator, evaluator
 from polykrnl.tuning.measure import Cost, Job, oracle_for
 from polykrnl.tuning.result import TuneResult
 from polykrnl.tuning.search import Progress, Tried, optuna_module, search
-from polykrnl.tuning.space import Candidate, space_of, start_candidates, starting_schedules
+from polykrnl.tuning.space import Candidate, space_of, starting_schedules
+from polykrnl.tuning.starts import start_candidates
 
 if TYPE_CHECKING:
     from polykrnl.ir import Function
@@ -69,7 +70,7 @@ def tune(
     (no skew, fusion or parallel parts).
     `start`: candidates (or earlier results, by their winner) measured first, beside the
     recipe; with `threads`, each also parallel, hoisted and in wavefronts
-    (`space.start_candidates`; a one-thread winner is a good threaded start).
+    (`starts.start_candidates`; a one-thread winner is a good threaded start).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
     ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,

@@ -12,16 +12,14 @@ import pytest
 import polykrnl as pk
 from polykrnl.errors import IllegalTransformError, ScheduleError
 from polykrnl.tuning import Candidate, Move, space_of, synthetic_cost
-from polykrnl.tuning.space import (
+from polykrnl.tuning.space import block_sizes, strip_size, thread_count
+from polykrnl.tuning.starts import (
     HOIST_BLOCK,
     JAM_ROWS,
     PARALLEL_DIVISOR,
     PARALLEL_MIN_BLOCK,
     THREADED_STARTS,
-    block_sizes,
     start_candidates,
-    strip_size,
-    thread_count,
 )
 
 # A time loop around two sibling nests (PolyBench's jacobi-1d, one row)

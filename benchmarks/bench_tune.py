@@ -11,10 +11,10 @@ WARM_SECONDS right after an untimed call of its own, its threads awake), the Num
 kernels (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
 thread), and with --threads the parallel winner on N threads and C OpenMP on N threads;
-medians of the rounds (--rounds of them; a program whose rounds are short gets more,
-up to MORE_ROUNDS times as many within ROUNDS_SECONDS). Prints Markdown tables (ratios
-measured in this one run) and appends nothing anywhere: copy them into
-benchmarks/RESULTS.md.
+medians of the rounds (each round starting one kernel further on; --rounds of them, a
+program whose rounds are short gets more, up to MORE_ROUNDS times as many within
+ROUNDS_SECONDS). Prints Markdown tables (ratios measured in this one run) and appends
+nothing anywhere: copy them into benchmarks/RESULTS.md.
 
     python benchmarks/bench_tune.py --quick   # gemm, two_mm, jacobi_2d at MEDIUM, 30 s each
     python benchmarks/bench_tune.py --kernels all --dataset LARGE --budget 120 --json out.json
@@ -289,7 +289,13 @@ def tuned_row(
         len(times["tuned"]) < MORE_ROUNDS * settings.rounds
         and time.perf_counter() - t_rounds < ROUNDS_SECONDS
     ):
-        for name, call in calls.items():
+        # Each round starts one kernel further on: a kernel always timed after the same
+        # one carries what that one leaves (mvt's parallel kernel after C's 16 ms on one
+        # thread: 1.75 ms, after its own one-thread form: 1.48).
+        names = list(calls)
+        turn = len(times["tuned"]) % len(names)
+        for name in names[turn:] + names[:turn]:
+            call = calls[name]
             if name in short:
                 # A call of a fraction of a millisecond after the others' is a cold start
                 # of the threads (OpenMP's sleep after its spin: conv's parallel kernel

@@ -311,21 +311,28 @@ def test_block_sizes_with_threads_offer_one_strip_per_thread(
     assert 672 not in space_of(natural, params={"N": 2000}).bands[0].sizes[0]
 
 
-def test_a_hoisted_tile_loop_along_rows_is_also_tried_in_one_strip_per_thread() -> None:
-    """x = A^T y tuned for one thread as (j_t, i_t, j, i): i walks the rows of A (and x).
-    Hoisted, i_t keeps the narrow tiles of 32 columns, each thread reading 256 bytes of a
-    row at a time; the variant blocks i by one strip per thread (300 on two threads: 152)."""
+def _strip_starts(rows: int) -> tuple[pk.Function, pk.Schedule, dict[str, Candidate]]:
+    """x = A^T y at N = 300 on two threads, started from (j_t, i_t, j, i) in tiles of 32
+    columns and `rows` rows: its threaded start candidates by label."""
     fn = pk.parse(MATVEC_T)["mv"]
     natural = pk.Schedule.from_function(fn, recipe=False)
     space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
     start = Candidate(
         (
             Move("block", ("i",), 32),
-            Move("block", ("j",), 8),
+            Move("block", ("j",), rows),
             Move("reorder", ("j_t", "i_t", "j", "i")),
         )
     )
     found = {c.label: c for c in start_candidates([start], natural, None, space)}
+    return fn, natural, found
+
+
+def test_a_hoisted_tile_loop_along_rows_is_also_tried_in_one_strip_per_thread() -> None:
+    """x = A^T y tuned for one thread as (j_t, i_t, j, i): i walks the rows of A (and x).
+    Hoisted, i_t keeps the narrow tiles of 32 columns, each thread reading 256 bytes of a
+    row at a time; the variant blocks i by one strip per thread (300 on two threads: 152)."""
+    fn, natural, found = _strip_starts(8)
     hoisted = found["start, parallel outermost"]
     strips = found["start, parallel outermost, a strip per thread"]
     assert strips.moves == (Move("block", ("i",), 152), *hoisted.moves[1:])
@@ -366,17 +373,7 @@ def test_rows_summed_into_a_strip_are_also_tried_eight_at_a_time() -> None:
     """In strips, x = A^T y as (i_t, j_t, j, i) loads and stores each x[i] once per row
     of A; the variant blocks j by JAM_ROWS and unrolls it inside i (once per eight rows).
     Legal (x[i] still sums its rows in order) and equal to the interpreter on threads."""
-    fn = pk.parse(MATVEC_T)["mv"]
-    natural = pk.Schedule.from_function(fn, recipe=False)
-    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
-    start = Candidate(
-        (
-            Move("block", ("i",), 32),
-            Move("block", ("j",), 64),
-            Move("reorder", ("j_t", "i_t", "j", "i")),
-        )
-    )
-    found = {c.label: c for c in start_candidates([start], natural, None, space)}
+    fn, natural, found = _strip_starts(64)
     strips = found["start, parallel outermost, a strip per thread"]
     jammed = found[f"start, parallel outermost, a strip per thread, {JAM_ROWS} rows a step"]
     assert JAM_ROWS == 8
@@ -394,8 +391,14 @@ def test_rows_summed_into_a_strip_are_also_tried_eight_at_a_time() -> None:
     assert _equal_on_threads(fn, s, N=300)
     # a strip whose sum is unrolled already gets no second one
     unrolled = Candidate(
-        (*start.moves[:2], Move("reorder", ("j_t", "i_t", "i", "j")), Move("unroll", ("j",)))
+        (
+            Move("block", ("i",), 32),
+            Move("block", ("j",), 8),
+            Move("reorder", ("j_t", "i_t", "i", "j")),
+            Move("unroll", ("j",)),
+        )
     )
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
     labels = [c.label for c in start_candidates([unrolled], natural, None, space)]
     assert "start, parallel outermost, a strip per thread" in labels
     assert not any("rows a step" in x for x in labels)

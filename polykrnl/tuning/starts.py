@@ -47,8 +47,6 @@ PARALLEL_MIN_BLOCK = 16
 
 #: rows of a sum into a parallel strip unrolled per step (`_jammed`)
 JAM_ROWS = 8
-#: with threads, the fastest candidates of a one-thread result that start the search
-THREADED_STARTS = 3
 
 
 def start_candidates(
@@ -56,13 +54,15 @@ def start_candidates(
 ) -> list[Candidate]:
     """The candidates to measure first from `start` (candidates, or results with a
     `candidate`), each followed, when `space` has threads and it has no parallel loop
-    yet, by its threaded variants (`_threaded_starts`). With threads, a result gives
-    its `THREADED_STARTS` fastest candidates, not its winner alone: forms a few percent
-    apart on one thread may be far apart on threads (mvt's x2 = A^T y2 with eight
-    rows of A summed per step or one: within 4% on one thread, 1.27 against 1.45 ms
-    on two in strips)."""
+    yet, by its threaded variants (`_threaded_starts`)."""
     out: list[Candidate] = []
-    for c in (c for given in start for c in _start_forms(given, space.threads)):
+    for given in start:
+        c = getattr(given, "candidate", given)
+        if not isinstance(c, Candidate):
+            raise ScheduleError(
+                f"a start of pk.tune is a Candidate or a TuneResult, not {type(given).__name__}"
+            )
+        c = Candidate(c.moves, c.recipe, "start")
         out.append(c)
         if not space.threads or any(m.op == "parallel_at" for m in c.moves):
             continue
@@ -71,20 +71,7 @@ def start_candidates(
         except ScheduleError:
             continue  # the search will say why (pruned or refused)
         out += _threaded_starts(c, s, space)
-    return list(dict.fromkeys(out))
-
-
-def _start_forms(given: Any, threads: bool) -> list[Candidate]:
-    """The start candidates `given` stands for (see `start_candidates`), labelled."""
-    c = getattr(given, "candidate", given)
-    if not isinstance(c, Candidate):
-        raise ScheduleError(
-            f"a start of pk.tune is a Candidate or a TuneResult, not {type(given).__name__}"
-        )
-    forms = [c]
-    if threads and callable(getattr(given, "top", None)):
-        forms += [x for x, _ in given.top(THREADED_STARTS) if x != c]
-    return [Candidate(x.moves, x.recipe, "start") for x in forms[:THREADED_STARTS]]
+    return out
 
 
 def _threaded_starts(c: Candidate, s: Schedule, space: Space) -> list[Candidate]:

@@ -18,7 +18,6 @@ from polykrnl.tuning.starts import (
     JAM_ROWS,
     PARALLEL_DIVISOR,
     PARALLEL_MIN_BLOCK,
-    THREADED_STARTS,
     start_candidates,
 )
 
@@ -351,22 +350,6 @@ def test_no_strips_for_a_parallel_loop_across_rows() -> None:
     labels = [c.label for c in start_candidates([start], natural, None, space)]
     assert "start, parallel outermost, a strip per thread" not in labels
     assert "start, parallel" in labels
-
-
-def test_a_threaded_search_starts_from_the_fastest_few_of_a_one_thread_result() -> None:
-    """Forms within a few percent on one thread can be far apart on threads: a result
-    given as a start gives its THREADED_STARTS fastest candidates (its winner first),
-    each with its threaded variants; to a one-thread search, its winner alone."""
-    fn = pk.parse(MATVEC_T)["mv"]
-    natural = pk.Schedule.from_function(fn, recipe=False)
-    result = pk.tune(fn, {"N": 64}, cost=synthetic_cost, workers=0, seed=0, max_trials=12)
-    fastest = [c for c, _ in result.top(THREADED_STARTS)]
-    assert THREADED_STARTS == 3 and len(set(fastest)) == 3 and fastest[0] == result.candidate
-    threaded = start_candidates([result], natural, None, space_of(natural, threads=True))
-    starts = [c for c in threaded if c.label == "start"]
-    assert starts == fastest
-    assert len(threaded) > len(starts)  # each with its parallel variants
-    assert start_candidates([result], natural, None, space_of(natural)) == [result.candidate]
 
 
 def test_rows_summed_into_a_strip_are_also_tried_eight_at_a_time() -> None:

@@ -15,11 +15,11 @@ as fast with the rows' subscripts signed (6.2 ms); outside a parallel region the
 unsigned ones cost nothing measurable, so only loops in a `prange` change:
 :func:`sign_invariant_subscripts` writes `np.uint64(r)` as `r` in the subscripts of each
 innermost straight-line loop (loop_shape.py) inside a `prange` where r is a name the loop
-does not assign, other than its variable, nor a name of an unsigned subscript
-expression of the loop (`np.uint64(i - 1)`: a stencil's neighbours; with `i` signed beside
-it LLVM could not relate the two addresses, and fdtd-2d's and jacobi-2d's tiles in
-wavefronts ran twice as slow, on one thread and on two). (Why the parallel region makes the difference
-is not known: a minimal prange of the same shape does not reproduce it.)
+does not assign, other than its variable, nor a name of an unsigned subscript expression
+of the loop (`np.uint64(i - 1)`: a stencil's neighbours; with `i` signed beside it LLVM
+could not relate the two addresses, and fdtd-2d's and jacobi-2d's tiles in wavefronts ran
+twice as slow, on one thread and on two). (Why the parallel region makes the difference is
+not known: a minimal prange of the same shape does not reproduce it.)
 """
 
 from __future__ import annotations

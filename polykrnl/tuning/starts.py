@@ -133,7 +133,7 @@ def finer_parallel_tiles(c: Candidate, s: Schedule, moves: Sequence[Move]) -> Ca
     def smaller(size: int) -> int:
         return size // PARALLEL_DIVISOR if size // PARALLEL_DIVISOR >= PARALLEL_MIN_BLOCK else size
 
-    out = _resized_blocks(moves, tiles, smaller)
+    out = _resized_blocks(moves, tiles, lambda _, n: smaller(n))
     if out == tuple(moves):
         return None
     return Candidate(out, c.recipe, f"start, parallel, tiles / {PARALLEL_DIVISOR}")
@@ -166,12 +166,7 @@ def strip_parallel_tiles(
             size = strip_size(extent if extent is not None else space.largest, space.thread_count)
             if size is not None:
                 tiles[tile.name] = size
-    out = tuple(
-        Move("block", m.loops, tiles[f"{m.loops[0]}_t"])
-        if m.op == "block" and f"{m.loops[0]}_t" in tiles
-        else m
-        for m in moves
-    )
+    out = _resized_blocks(moves, tiles, lambda tile, _: tiles[tile])
     if out == tuple(moves):
         return []
     strips = Candidate(out, c.recipe, "start, parallel outermost, a strip per thread")
@@ -180,13 +175,13 @@ def strip_parallel_tiles(
 
 
 def _jammed(strips: Candidate, after: Schedule, tiles: Collection[str]) -> Candidate | None:
-    """`strips` (its loops those of `after`, in tiles of other sizes) with, in each
-    nest whose strip loop is one of `tiles`, the loop just
-    above the innermost (a sum along it: x[i] += A[j, i] * y[j]) in blocks of
-    `JAM_ROWS` unrolled inside the innermost: each element of the strip loaded and
-    stored once per JAM_ROWS rows, not per row. Two threads on one core share its
-    loads and stores (mvt on two threads in strips: 1.27 ms with eight rows a step,
-    1.45 with one; within 4% on one thread). None when no nest has such a loop."""
+    """`strips` (its loops those of `after`, in tiles of other sizes) with, in each nest
+    whose strip loop is one of `tiles`, the loop just above the innermost (a sum along
+    it: x[i] += A[j, i] * y[j]) in blocks of `JAM_ROWS` unrolled inside the innermost:
+    each element of the strip loaded and stored once per JAM_ROWS rows, not per row.
+    Two threads on one core share its loads and stores (mvt on two threads in strips:
+    1.27 ms with eight rows a step, 1.45 with one; within 4% on one thread). None when
+    no nest has such a loop."""
     moves = list(strips.moves)
     changed = False
     for nest in range(len([n for n in after.nodes if hasattr(n, "body")])):
@@ -242,11 +237,12 @@ def _contiguous(s: Schedule, loop: str) -> bool:
 
 
 def _resized_blocks(
-    moves: Sequence[Move], tiles: Collection[str], size: Callable[[int], int]
+    moves: Sequence[Move], tiles: Collection[str], size: Callable[[str, int], int]
 ) -> tuple[Move, ...]:
-    """`moves` with each block whose tile loop is in `tiles` given `size(its size)`."""
+    """`moves` with each block whose tile loop is in `tiles` given `size(that tile loop,
+    its size)`."""
     return tuple(
-        Move("block", m.loops, size(m.size))
+        Move("block", m.loops, size(f"{m.loops[0]}_t", m.size))
         if m.op == "block" and f"{m.loops[0]}_t" in tiles
         else m
         for m in moves
@@ -304,7 +300,7 @@ def finer_wavefronts(c: Candidate, s: Schedule, nest: int, divisor: int) -> Cand
     1.6x, 4 x 16: 1.9x). None when `c` does not block those loops itself, or nothing
     changes."""
     chain = chain_of(s, nest)[:2]
-    moves = _resized_blocks(c.moves, chain, lambda n: max(WAVEFRONT_MIN_BLOCK, n // divisor))
+    moves = _resized_blocks(c.moves, chain, lambda _, n: max(WAVEFRONT_MIN_BLOCK, n // divisor))
     if moves == c.moves or len(chain) < 2:
         return None
     label = f"start, tile wavefronts / {divisor}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ArgumentError
 from polykrnl.tuning.evaluate import Evaluator, evaluator
-from polykrnl.tuning.measure import Cost, Job, oracle_for
+from polykrnl.tuning.measure import WARM_SECONDS, Cost, Job, oracle_for
 from polykrnl.tuning.result import TuneResult
 from polykrnl.tuning.search import Progress, Tried, optuna_module, search
 from polykrnl.tuning.space import Candidate, space_of, starting_schedules
@@ -53,9 +53,9 @@ def tune(
     compiled for `target` (Numba, or "mlir": MLIR's own tools; `parallel=threads`),
     checked against the reference interpreter at small sizes, then timed at `params`
     (sizes as `polykrnl run` takes them: ``{"N": 1000, "A.0": 64}``; others take `size`)
-    with a warm-up and `repeats` calls, median kept. The search stops at 85% of the
-    budget (a candidate still measured then is stopped: the local pool's processes are
-    replaced); the fastest three, the natural order and the recipe are then timed again in
+    with a warm-up and `repeats` calls (a short kernel more), median kept. The search
+    stops at 85% of the budget (a candidate still measured then is stopped); the fastest
+    five (or three), the natural order and the recipe are then timed again in up to 15
     interleaved rounds, and the winner is the fastest of those times. `sample` (arrays by
     argument name, as the function will be called) sets the dynamic dimensions of those
     arguments to the sample's shapes, where `params` does not.
@@ -159,10 +159,15 @@ def _job(
 
 #: the share of the budget kept for timing the finalists again, side by side
 FINAL_SHARE = 0.15
-#: the fastest candidates timed again at the end (with the natural order and the recipe)
-FINALISTS = 3
-#: rounds of the final timing, at most (fewer when the budget left allows fewer)
+#: the fastest candidates timed again at the end (with the natural order and the recipe),
+#: where FINAL_ROUNDS rounds of them fit in the budget left; else FEWER_FINALISTS
+FINALISTS = 5
+FEWER_FINALISTS = 3
+#: the rounds the finalists are wanted in (fewer when the budget left allows fewer) ...
 FINAL_ROUNDS = 5
+#: ... and, while they fit, up to this many (short kernels: a median of five rounds of a
+#: 2.5 ms kernel on two threads still moved by 10% from run to run)
+MOST_FINAL_ROUNDS = 15
 
 
 def _final_rounds(
@@ -178,15 +183,13 @@ def _final_rounds(
         for t in tried
         if t.outcome.status == "timed" and t.outcome.seconds is not None and not t.outcome.abandoned
     ]
-    fastest = sorted(timed, key=lambda t: (t.outcome.seconds, t.number))[:FINALISTS]
+    ranked = sorted(timed, key=lambda t: (t.outcome.seconds, t.number))
     baselines = [t for t in timed if t.outcome.candidate.label in ("natural", "recipe")]
-    finalists = list({t.number: t for t in [*fastest, *baselines]}.values())
-    per_round = sum(t.outcome.seconds or 0.0 for t in finalists)
-    # Each finalist is made again where it is timed (its legality, code and compiled
-    # kernel, as long as the search's worker took: jacobi-2d's wavefronts of skewed
-    # tiles, 14 s of isl's AST each), then one round's time for the warm-up calls.
-    left -= sum(t.outcome.prepare_seconds for t in finalists)
-    rounds = min(FINAL_ROUNDS, int(left / per_round) - 1) if per_round > 0 else 0
+    for n in (FINALISTS, FEWER_FINALISTS):
+        finalists = list({t.number: t for t in [*ranked[:n], *baselines]}.values())
+        rounds = _rounds_that_fit(finalists, left, job.threads)
+        if rounds >= FINAL_ROUNDS:
+            break
     if len(finalists) < 2 or rounds < 2:
         return tried, 0
     times = pool.retime(job, [t.outcome.candidate for t in finalists], rounds)
@@ -203,6 +206,20 @@ def _final_rounds(
         for t, ts in zip(finalists, times, strict=True)
     }
     return [again.get(t.number, t) for t in tried], rounds
+
+
+def _rounds_that_fit(finalists: list[Tried], left: float, threads: bool) -> int:
+    """How many rounds of `finalists` fit in `left` seconds, at most MOST_FINAL_ROUNDS."""
+    # Each finalist is made again where it is timed (its legality, code and compiled
+    # kernel, as long as the search's worker took: jacobi-2d's wavefronts of skewed
+    # tiles, 14 s of isl's AST each), then one round's time for the warm-up calls.
+    left -= sum(t.outcome.prepare_seconds for t in finalists)
+    # `measure.retime` calls a short kernel on threads twice a round (once to wake them)
+    per_round = sum(
+        (2 if threads and s < WARM_SECONDS else 1) * s
+        for s in (t.outcome.seconds or 0.0 for t in finalists)
+    )
+    return min(MOST_FINAL_ROUNDS, int(left / per_round) - 1) if per_round > 0 else 0
 
 
 def _sample_sizes(fn: Function, sample: Mapping[str, Any]) -> dict[str, float]:

@@ -9,7 +9,8 @@ Every timed kernel first runs at a small size (each size at most `Job.check_size
 is compared with the reference interpreter (`pk.run_reference`), within the tolerance of
 reassociated sums (a reordered reduction sums in another order): a kernel that is wrong
 is never timed. Timing then calls the kernel at the user's sizes on fresh copies of the
-inputs (copies not timed): `warmup` calls, then `repeats`, the median kept. The
+inputs (copies not timed): `warmup` calls, then `repeats` (a short kernel more, until
+they add up to `STEADY_SECONDS`), the median kept. The
 processes measuring take turns (:class:`Turns`): no two kernels are timed at once, and
 nothing is compiled beside a kernel timed on threads.
 """
@@ -329,6 +330,13 @@ WARM_SECONDS = 0.2
 #: call (seidel-2d at LARGE, 12 s) is timed once, not `repeats` times, so that the
 #: search measures more candidates in its budget (its final rounds time the best again)
 ENOUGH_SECONDS = 2.0
+#: a short kernel is called past `repeats` until its timed calls add up to this many
+#: seconds (at most MAX_REPEATS calls): the median of three calls of a 2.5 ms kernel on
+#: threads moved by 20% between timings on a 2-vCPU VM (gemver's strips per thread timed
+#: 3.04 ms in a search, 2.55 in 40 rounds beside the 2.9 ms form the search then kept),
+#: while fifteen calls cost less than its compilation
+STEADY_SECONDS = 0.03
+MAX_REPEATS = 15
 
 
 def _large(job: Job, st: _State) -> dict[str, Any]:
@@ -349,12 +357,13 @@ def _call(kernel: Any, inputs: Mapping[str, Any], buffers: dict[str, Any]) -> fl
 
 def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float], bool]:
     """The times of `repeats` calls after `warmup` (none after a long first call; fewer
-    once they add up to ENOUGH_SECONDS), each on fresh copies of the inputs."""
+    once they add up to ENOUGH_SECONDS, more while they add up to less than
+    STEADY_SECONDS), each on fresh copies of the inputs."""
     large = _large(job, st)
     kernel.compile(**large)
     times: list[float] = []
     warmup = job.warmup
-    for k in range(job.warmup + job.repeats):
+    for k in range(job.warmup + max(job.repeats, MAX_REPEATS)):
         t = _call(kernel, large, st.buffers)
         if k == 0 and t >= WARM_SECONDS:
             warmup = 0
@@ -366,9 +375,17 @@ def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float
         times.append(t)
         if t > cutoff:
             return [t], True  # already slower than the best: its rank is settled
-        if len(times) == job.repeats or sum(times) >= ENOUGH_SECONDS:
+        if _enough(times, job.repeats):
             break
     return times, False
+
+
+def _enough(times: Sequence[float], repeats: int) -> bool:
+    """Whether `times` rank a candidate (see `_timed`)."""
+    total = sum(times)
+    if total >= ENOUGH_SECONDS:
+        return True
+    return len(times) >= repeats and (total >= STEADY_SECONDS or len(times) >= MAX_REPEATS)
 
 
 def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple[float, ...]]:

@@ -60,18 +60,52 @@ def _cands(n: int) -> list[Candidate]:
 
 def test_the_winner_is_chosen_on_the_final_rounds() -> None:
     natural = Candidate(label="natural")
-    a, b, c, d = _cands(4)
+    a, b, c, d, e, f = _cands(6)
     tried = _tried((natural, 4.0, False), (a, 1.0, False), (b, 1.1, False), (c, 1.2, False),
-                   (d, 1.3, False))  # fmt: skip
+                   (d, 1.3, False), (e, 1.4, False), (f, 1.5, False))  # fmt: skip
     # Side by side, b is the fastest: a's 1.0 was a quiet moment of the machine.
-    pool = _Times({natural: 4.0, a: 1.5, b: 1.05, c: 1.3})
-    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=100.0)
-    assert rounds == api.FINAL_ROUNDS
+    pool = _Times({natural: 4.0, a: 1.5, b: 1.05, c: 1.3, d: 1.3, e: 1.4})
+    # 10 s a round, one round's time for the warm-ups: 105 s hold nine rounds
+    again, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=105.0)
+    assert rounds == 9
     ((asked, _),) = pool.asked
-    assert set(asked) == {natural, a, b, c}  # the fastest three and the natural order, not d
+    assert set(asked) == {natural, a, b, c, d, e}  # the fastest five and the natural order
     best = min((t for t in again if t.outcome.seconds), key=lambda t: t.outcome.seconds or 0)
     assert best.outcome.candidate == b and best.outcome.times == (1.05,) * rounds
-    assert [t.outcome for t in again][4] == tried[4].outcome  # d keeps its time
+    assert [t.outcome for t in again][6] == tried[6].outcome  # f keeps its time
+
+
+def test_three_finalists_where_five_rounds_of_five_do_not_fit() -> None:
+    natural = Candidate(label="natural")
+    a, b, c, d, e = _cands(5)
+    tried = _tried((natural, 4.0, False), (a, 1.0, False), (b, 1.1, False), (c, 1.2, False),
+                   (d, 1.3, False), (e, 1.4, False))  # fmt: skip
+    pool = _Times({natural: 4.0, a: 1.0, b: 1.1, c: 1.2})
+    # five: 10 s a round, three rounds in 40 s; three: 7.3 s a round, four rounds
+    _, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=40.0)
+    assert rounds == 4 and [set(c) for c, _ in pool.asked] == [{natural, a, b, c}]
+
+
+def test_at_most_fifteen_final_rounds() -> None:
+    a, b = _cands(2)
+    pool = _Times({a: 0.001, b: 0.002})
+    tried = _tried((a, 0.001, False), (b, 0.002, False))
+    _, rounds = api._final_rounds(Job("", "f", ()), pool, tried, left=60.0)
+    assert rounds == api.MOST_FINAL_ROUNDS == 15
+
+
+@pytest.mark.parametrize(("threads", "rounds"), [(False, 5), (True, 2)])
+def test_short_threaded_finalists_count_twice_a_round(
+    monkeypatch: pytest.MonkeyPatch, threads: bool, rounds: int
+) -> None:
+    """`retime` calls a short kernel on threads twice a round (once to wake its threads):
+    2.1 s a round, or 4.2 with threads, and a round for the warm-ups, in 13 s."""
+    monkeypatch.setattr(api, "WARM_SECONDS", 10.0)
+    a, b = _cands(2)
+    pool = _Times({a: 1.0, b: 1.1})
+    tried = _tried((a, 1.0, False), (b, 1.1, False))
+    _, got = api._final_rounds(Job("", "f", (), threads=threads), pool, tried, left=13.0)
+    assert got == rounds
 
 
 def test_no_final_rounds_when_two_do_not_fit_or_a_candidate_was_abandoned() -> None:
@@ -120,6 +154,7 @@ def test_a_long_first_call_is_a_timing_not_a_warm_up(
     monkeypatch: pytest.MonkeyPatch, seconds: float, calls: int
 ) -> None:
     monkeypatch.setattr(measure, "WARM_SECONDS", 0.005)
+    monkeypatch.setattr(measure, "STEADY_SECONDS", 0.0)
     job = Job(SMALL, "mm", (), warmup=1, repeats=2)
     st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
     kernel = _Kernel(seconds)
@@ -135,6 +170,7 @@ def test_calls_that_add_up_to_enough_seconds_rank_a_candidate(
     candidate is timed until its calls add up to ENOUGH_SECONDS (a 12 s kernel once)."""
     monkeypatch.setattr(measure, "WARM_SECONDS", 0.005)
     monkeypatch.setattr(measure, "ENOUGH_SECONDS", enough)
+    monkeypatch.setattr(measure, "STEADY_SECONDS", 0.0)
     job = Job(SMALL, "mm", (), warmup=1, repeats=3)
     st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
     kernel = _Kernel(0.01)
@@ -161,12 +197,33 @@ def test_a_slow_warm_up_call_does_not_stop_a_candidate(
     """A first call above the cutoff (the output's first touch) but short of
     WARM_SECONDS is a warm-up: the candidate stops only when a timed call is slow too."""
     monkeypatch.setattr(measure, "WARM_SECONDS", 1.0)
+    monkeypatch.setattr(measure, "STEADY_SECONDS", 0.0)
     job = Job(SMALL, "mm", (), warmup=1, repeats=2)
     st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
     kernel = _FirstSlow(0.02, later)
     times, stopped = measure._timed(job, st, kernel, 0.01)
     assert kernel.calls == calls and stopped == abandoned
     assert len(times) == (1 if abandoned else 2)
+
+
+@pytest.mark.parametrize(("seconds", "steady"), [(0.002, 0.01), (0.002, 1.0), (0.02, 0.01)])
+def test_short_calls_are_repeated_until_they_add_up_to_steady_seconds(
+    monkeypatch: pytest.MonkeyPatch, seconds: float, steady: float
+) -> None:
+    """Three repeats asked: calls of 2 ms are timed until they add up to 10 ms (about
+    five), at most MAX_REPEATS (fifteen); calls of 20 ms three times, as asked."""
+    monkeypatch.setattr(measure, "STEADY_SECONDS", steady)
+    job = Job(SMALL, "mm", (), warmup=1, repeats=3)
+    st = measure._State(None, None, None, large={})  # type: ignore[arg-type]
+    kernel = _Kernel(seconds)
+    times, _ = measure._timed(job, st, kernel, float("inf"))
+    assert kernel.calls == len(times) + 1  # and a warm-up
+    if seconds * 3 >= steady:
+        assert len(times) == 3
+    elif seconds * measure.MAX_REPEATS < steady:
+        assert len(times) == measure.MAX_REPEATS == 15
+    else:
+        assert len(times) > 3 and sum(times[:-1]) < steady <= sum(times)
 
 
 def test_retime_times_each_candidate_once_per_round() -> None:

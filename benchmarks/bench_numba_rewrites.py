@@ -16,12 +16,24 @@ the same result is timed beside them for scale. Reported: the medians and their 
   in vector<16xf32> / vector<8xf32> tiles.
 
     python benchmarks/bench_numba_rewrites.py [--rounds N]
+
+With --winners FILE (the --json of bench_tune.py), the schedules it tuned instead: each
+program's one-thread winner on one thread and its parallel winner on --threads threads,
+at the sizes it was tuned at, each timed with and without every rewrite of the Numba
+target's AST in turn (`REWRITES`; only those that change the kernel's code are timed).
+A rewrite made for one program may slow another's winner down: the twelfth session's
+signed subscripts made the stencils' tiles in wavefronts twice as slow, unnoticed for
+two sessions, because it was timed on the onnx programs only.
+
+    python benchmarks/bench_numba_rewrites.py --winners tune.json [--kernels mvt,gemver]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
+import json
 import statistics
 import sys
 import time
@@ -35,9 +47,11 @@ import numpy as np
 import polykrnl as pk
 from polykrnl.targets.numba import kernel as numba_kernel
 from polykrnl.targets.numba import minmax_keys, vector_math
+from polykrnl.tuning.measure import refilled
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onnx_shapes
+from _common import import_path
 
 ELEMENTWISE = """
 func.func @each(%x: memref<4096x1024xf32>) -> memref<4096x1024xf32> {
@@ -137,10 +151,132 @@ def _medians(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, floa
     return {label: 1000 * statistics.median(v) for label, v in samples.items()}
 
 
+def _skip(f: ast.FunctionDef, *_: Any) -> None:
+    """A rewrite of an AST that changes nothing."""
+
+
+#: the rewrites of the Numba target's AST that --winners turns off one at a time, each
+#: by the name kernel.py calls it by (its entry's rewrites, then every function's)
+REWRITES: dict[str, Callable[[], Any]] = {
+    **{
+        name: functools.partial(without, numba_kernel, name, _skip)
+        for name in (
+            "unbox_set_once",
+            "localize_per_iteration",
+            "unroll_accumulator_lanes",
+            "hoist_views",
+            "merge_views",
+            "forward_loads",
+            "promote_invariants",
+            "hoist_scalars",
+            "split_sums",
+            "flatten_lanes",
+            "sign_invariant_subscripts",
+        )
+    },
+    "vector_math": functools.partial(without, vector_math, "HELPERS", {}),
+    "minmax_keys": functools.partial(without, minmax_keys, "use_minmax_keys", lambda f: False),
+}
+
+
+def _winners(path: str, kernels: set[str] | None) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+    """(label, schedule, arguments) of each winner in bench_tune.py's --json `path`."""
+    from polykrnl.tuning import Candidate
+    from polykrnl.tuning.space import starting_schedules
+
+    here = Path(__file__).resolve().parent
+    sizes = import_path("polybench_sizes", here / "polybench" / "sizes.py")
+    for row in json.loads(Path(path).read_text())["rows"]:
+        name = row["kernel"]
+        if kernels is not None and name not in kernels:
+            continue
+        if name in onnx_shapes.BY_NAME:
+            program = onnx_shapes.BY_NAME[name]
+            module = pk.parse(program.text(*program.big))
+            args = onnx_shapes.inputs_of(module.functions[0], np.random.default_rng(0))
+        else:
+            module = pk.load(str(here / "polybench" / f"{name}.mlir"))
+            args = sizes.arguments(name, row["dataset"], seed=1)
+        for threads, text in ((False, row["winner"]), (True, row["parallel"].get("winner"))):
+            if text is None:
+                continue
+            function, candidate = text.split(": ", 1)
+            fn = module[function.removeprefix("@")]
+            sched = Candidate.parse(candidate).schedule(*starting_schedules(fn))
+            yield f"{name} {'threads' if threads else 'one thread'}", sched, args
+
+
+def _run(kernel: Any, args: dict[str, Any], threads: int, buffers: dict[str, Any]) -> float:
+    """One call's seconds on `threads` threads, on `args` copied into `buffers` (the
+    copy not timed; a short call after an untimed one, its threads awake)."""
+    import numba
+
+    numba.set_num_threads(threads)
+    if threads > 1:
+        kernel(**refilled(args, buffers))
+    a = refilled(args, buffers)
+    t = time.perf_counter()
+    kernel(**a)
+    return time.perf_counter() - t
+
+
+def _outputs(kernel: Any, args: dict[str, Any], threads: int) -> list[Any]:
+    """What a call of `kernel` leaves: its arguments' arrays, then its results."""
+    import numba
+
+    numba.set_num_threads(threads)
+    a = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    result = kernel(**a)
+    results = [] if result is None else list(result) if isinstance(result, tuple) else [result]
+    return [v for v in a.values() if isinstance(v, np.ndarray)] + results
+
+
+def _close(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if np.issubdtype(a.dtype, np.floating):
+        return bool(np.allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True))
+    return bool((a == b).all())
+
+
+def winners(path: str, kernels: set[str] | None, threads: int, rounds: int) -> int:
+    """Time every rewrite on and off on the winners of `path` (see the module)."""
+    print("| winner | rewrite | without (ms) | with (ms) | without / with |")
+    print("|---|---|---:|---:|---:|")
+    buffers: dict[str, Any] = {}
+    for label, sched, args in _winners(path, kernels):
+        n = threads if label.endswith("threads") else 1
+        with_it = sched.to_numba(parallel=n > 1, cache=False)
+        for rewrite, off in REWRITES.items():
+            with off():
+                without_it = sched.to_numba(parallel=n > 1, cache=False)
+            if with_it.function_source == without_it.function_source:
+                continue
+            got = (_outputs(k, args, n) for k in (with_it, without_it))
+            if not all(_close(a, b) for a, b in zip(*got, strict=True)):
+                print(f"| {label} | {rewrite} | results differ | | |")
+                return 1
+            times: dict[str, list[float]] = {"with": [], "without": []}
+            for _ in range(rounds):
+                for key, k in (("with", with_it), ("without", without_it)):
+                    times[key].append(_run(k, args, n, buffers))
+            t = {key: 1000 * statistics.median(v) for key, v in times.items()}
+            ratio = t["without"] / t["with"]
+            print(f"| {label} | {rewrite} | {t['without']:.2f} | {t['with']:.2f} | {ratio:.2f} |")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--winners", help="bench_tune.py's --json: time its winners")
+    parser.add_argument("--kernels", help="with --winners: only these programs (a,b,...)")
+    parser.add_argument("--threads", type=int, default=2, help="with --winners: the parallel's")
     args = parser.parse_args(argv)
+    if args.winners:
+        only = set(args.kernels.split(",")) if args.kernels else None
+        return winners(args.winners, only, args.threads, args.rounds)
     rng = np.random.default_rng(0)
     print("| rewrite | without (ms) | with (ms) | without / with | NumPy (ms) |")
     print("|---|---:|---:|---:|---:|")

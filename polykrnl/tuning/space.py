@@ -23,13 +23,20 @@ own check, and the search counts what it prunes.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from polykrnl.errors import IllegalTransformError, ScheduleError, UnprovenTransformError
+from polykrnl.errors import (
+    ArgumentError,
+    IllegalTransformError,
+    ScheduleError,
+    UnprovenTransformError,
+)
 
 if TYPE_CHECKING:
     from polykrnl.pipeline import Schedule
@@ -168,6 +175,19 @@ class Candidate:
         start = "recipe" if self.recipe else "natural"
         return " > ".join([start, *(str(m) for m in self.moves)])
 
+    @classmethod
+    def parse(cls, text: str, label: str = "") -> Candidate:
+        """The candidate `text` names, as `str(candidate)` writes it (the winners in a
+        report or a benchmark's JSON): ``natural > block('i', 32) > parallel(nest 0,
+        depth 0)``. Raises `ArgumentError` for text that names no candidate."""
+        start, *steps = (p.strip() for p in text.strip().split(" > "))
+        if start not in ("natural", "recipe"):
+            raise ArgumentError(
+                f"a candidate starts with 'natural' or 'recipe', not {start!r}",
+                hint="write it as str(candidate) does: natural > block('i', 32) > ...",
+            )
+        return cls(tuple(_parse_move(step) for step in steps), start == "recipe", label)
+
     def schedule(self, natural: Schedule, recipe: Schedule | None = None) -> Schedule:
         """Apply the moves to `natural` (or to `recipe` for a recipe candidate).
 
@@ -183,6 +203,56 @@ class Candidate:
         for m in self.moves:
             s = m.apply(s)
         return s
+
+
+#: a step of a candidate's text: `name(arguments)`
+_STEP = re.compile(r"(\w+)\((.*)\)")
+#: `parallel(nest N, depth D)` and `tile_wavefronts(nest N)`: steps that name no loop
+_AT = re.compile(r"nest (\d+)(?:, depth (\d+))?")
+#: the steps written with Python literals, and the move each makes: (op, loop names
+#: taken, whether an integer follows them)
+_LITERAL_STEPS: dict[str, tuple[MoveOp, int, bool]] = {
+    "block": ("block", 1, True),
+    "skew": ("skew", 2, True),
+    "fuse": ("fuse", 2, True),
+    "surround": ("surround", 2, True),
+    "unroll": ("unroll", 1, False),
+    "parallel_parts": ("parts", 1, False),
+    "distribute": ("distribute", 1, False),
+}
+
+
+def _parse_move(step: str) -> Move:
+    """The move `step` names (`str(Move)` inverted)."""
+    found = _STEP.fullmatch(step)
+    name, inner = (found[1], found[2]) if found else ("", "")
+    at = _AT.fullmatch(inner)
+    if name == "parallel" and at is not None and at[2] is not None:
+        return Move("parallel_at", (at[1],), int(at[2]))
+    if name == "tile_wavefronts" and at is not None and at[2] is None:
+        return Move("wavefront", (at[1],))
+    try:
+        args = ast.literal_eval(f"({inner},)") if found else ()
+    except (ValueError, SyntaxError):
+        args = ()
+    order = args[0] if name == "reorder" and len(args) == 1 else None
+    if isinstance(order, list) and order and all(isinstance(x, str) for x in order):
+        return Move("reorder", tuple(order))
+    if name in _LITERAL_STEPS:
+        op, names, sized = _LITERAL_STEPS[name]
+        loops, rest = args[:names], args[names:]
+        if all(isinstance(x, str) for x in loops) and len(loops) == names:
+            if sized and len(rest) == 1 and type(rest[0]) is int:
+                return Move(op, tuple(loops), rest[0])
+            if not sized and not rest:
+                return Move(op, tuple(loops))
+    raise ArgumentError(
+        f"{step!r} is not a step of a candidate",
+        hint="steps as str(candidate) writes them: block('i', 32), skew('j', 'i', 1), "
+        "fuse('i', 'j', 0), surround('j', 'i', 1), reorder(['i_t', 'j']), unroll('i'), "
+        "parallel_parts('i'), distribute('i'), parallel(nest 0, depth 0), "
+        "tile_wavefronts(nest 0)",
+    )
 
 
 class Trial(Protocol):

@@ -231,10 +231,12 @@ def _parse_move(step: str) -> Move:
         return Move("parallel_at", (at[1],), int(at[2]))
     if name == "tile_wavefronts" and at is not None and at[2] is None:
         return Move("wavefront", (at[1],))
+    args: tuple[Any, ...] = ()
     try:
-        args = ast.literal_eval(f"({inner},)") if found else ()
-    except (ValueError, SyntaxError):
-        args = ()
+        read = ast.literal_eval(f"({inner},)") if found else ()
+        args = read if isinstance(read, tuple) else ()
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
     order = args[0] if name == "reorder" and len(args) == 1 else None
     if isinstance(order, list) and order and all(isinstance(x, str) for x in order):
         return Move("reorder", tuple(order))

@@ -72,6 +72,8 @@ def test_candidates_of_a_space_read_back(text: str, threads: bool) -> None:
         ("natural > tile('i', 8)", "tile('i', 8)"),
         ("natural > block('i', 8", "block('i', 8"),
         ("natural > __import__('os')", "__import__('os')"),
+        ("natural > block('i', 8) + (2,)", "block('i', 8) + (2,)"),
+        ("natural > block(" + "[" * 500 + "]" * 500 + ")", "not a step"),
     ],
 )
 def test_text_that_names_no_candidate_is_refused(text: str, what: str) -> None:

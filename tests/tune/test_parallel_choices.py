@@ -385,3 +385,37 @@ def test_rows_summed_into_a_strip_are_also_tried_eight_at_a_time() -> None:
     labels = [c.label for c in start_candidates([unrolled], natural, None, space)]
     assert "start, parallel outermost, a strip per thread" in labels
     assert not any("rows a step" in x for x in labels)
+
+
+def test_rows_of_parallel_tiles_summed_along_the_innermost_are_also_tried_jammed() -> None:
+    """x = A y tuned for one thread as (i_t, j_t, i, j), j unrolled: each row of a tile
+    summed sixteen columns at a time. Its rows do not run along i (no strips), but the
+    variant walks eight of them at once along j (i blocked by JAM_ROWS, innermost and
+    unrolled; j no longer unrolled): legal (each x[i] still sums its columns in order)
+    and equal to the interpreter on threads."""
+    fn = pk.parse(MATVEC_T.replace("%A[%j, %i]", "%A[%i, %j]"))["mv"]
+    natural = pk.Schedule.from_function(fn, recipe=False)
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
+    start = Candidate(
+        (
+            Move("block", ("i",), 32),
+            Move("block", ("j",), 16),
+            Move("reorder", ("i_t", "j_t", "i", "j")),
+            Move("unroll", ("j",)),
+        )
+    )
+    found = {c.label: c for c in start_candidates([start], natural, None, space)}
+    assert "start, parallel outermost, a strip per thread" not in found
+    jammed = found[f"start, parallel outermost, {JAM_ROWS} rows a step"]
+    assert jammed.moves == (
+        Move("block", ("i",), JAM_ROWS),
+        Move("block", ("j",), 16),
+        Move("reorder", ("i_t", "j_t", "i", "j")),
+        Move("reorder", ("i_t", "j_t", "j", "i")),
+        Move("unroll", ("i",)),
+        Move("parallel_at", ("0",), 0),
+    )
+    s = jammed.schedule(natural)
+    assert s.loop("i_t").parallel and s.loop("i").unroll and not s.loop("j").unroll
+    assert s.loop_names() == ["i_t", "j_t", "j", "i"] and s.legal
+    assert _equal_on_threads(fn, s, N=300)

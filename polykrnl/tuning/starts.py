@@ -15,7 +15,7 @@ Each is a `Candidate` like any other: legality decides, the search measures.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from polykrnl.errors import ScheduleError
@@ -226,7 +226,8 @@ def _row_jam(moves: list[Move], after: Schedule, chain: Sequence[str]) -> list[M
     if not (tile.parallel and tile.kind == "tile") or chain[-2] != point:
         return []
     blocks = [k for k, m in enumerate(moves) if m.op == "block" and m.loops == (point,)]
-    if len(blocks) != 1 or not _contiguous(after, chain[-1]):
+    innermost = chain[-1]
+    if len(blocks) != 1 or not _contiguous(after, innermost) or not _sums(after, innermost):
         return []
     moves[blocks[0]] = Move("block", (point,), JAM_ROWS)
     moves[:] = [m for m in moves if m != Move("unroll", (chain[-1],))]
@@ -251,20 +252,32 @@ def _jam_moves(moves: list[Move], chain: Sequence[str], loop: str, blocked: bool
 def _contiguous(s: Schedule, loop: str) -> bool:
     """Whether every access that `loop` (a loop of `s`, by its original loop) moves
     along moves along the last subscript alone: the loop walks its arrays' rows."""
-    origin = s.loop(loop).origin
     found = False
+    for _, uses in _moved(s, loop):
+        if uses is None or any(uses[:-1]):
+            return False
+        found = found or uses[-1]
+    return found
+
+
+def _sums(s: Schedule, loop: str) -> bool:
+    """Whether a statement inside `loop` (a loop of `s`) writes an element that `loop`
+    does not move: it sums (or otherwise reduces) along the loop."""
+    return any(write and uses is not None and not any(uses) for write, uses in _moved(s, loop))
+
+
+def _moved(s: Schedule, loop: str) -> Iterator[tuple[bool, list[bool] | None]]:
+    """For each access of the statements inside `loop` (a loop of `s`): whether it
+    writes, and which of its subscripts the loop moves (None: not affine)."""
+    origin = s.loop(loop).origin
     for st in s.program.statements:
         if origin not in st.loops:
             continue
         value = re.compile(rf"\b_l{st.loops.index(origin)}\b")
         for access in st.accesses:
-            if access.subscripts is None:
-                return False
-            uses = [bool(value.search(x)) for x in access.subscripts]
-            if any(uses[:-1]):
-                return False
-            found = found or uses[-1]
-    return found
+            subscripts = access.subscripts
+            uses = None if subscripts is None else [bool(value.search(x)) for x in subscripts]
+            yield access.write, uses
 
 
 def _resized_blocks(

@@ -419,3 +419,11 @@ def test_rows_of_parallel_tiles_summed_along_the_innermost_are_also_tried_jammed
     assert s.loop("i_t").parallel and s.loop("i").unroll and not s.loop("j").unroll
     assert s.loop_names() == ["i_t", "j_t", "j", "i"] and s.legal
     assert _equal_on_threads(fn, s, N=300)
+    # rows that are not summed along j (B = A + A, elementwise) are not jammed
+    added = MATVEC_T.replace("%A[%j, %i]", "%A[%i, %j]").replace(
+        "krnl.store %s, %x[%i] : memref<?xf64>", "krnl.store %s, %A[%i, %j] : memref<?x?xf64>"
+    )
+    natural = pk.Schedule.from_function(pk.parse(added)["mv"], recipe=False)
+    space = dataclasses.replace(space_of(natural, params={"N": 300}, threads=True), thread_count=2)
+    labels = [c.label for c in start_candidates([start], natural, None, space)]
+    assert "start, parallel" in labels and not any("rows a step" in x for x in labels)

@@ -179,10 +179,13 @@ REWRITES: dict[str, Callable[[], Any]] = {
 }
 
 
-def _winners(path: str, kernels: set[str] | None) -> Iterator[tuple[str, Any, dict[str, Any]]]:
-    """(label, schedule, arguments) of each winner in bench_tune.py's --json `path`."""
+def _winners(
+    path: str, kernels: set[str] | None
+) -> Iterator[tuple[str, Callable[[], Any], dict[str, Any]]]:
+    """(label, a function that makes the schedule, arguments) of each winner in
+    bench_tune.py's --json `path`: a schedule keeps the kernels it built, so each
+    kernel is built from a schedule of its own."""
     from polykrnl.tuning import Candidate
-    from polykrnl.tuning.space import starting_schedules
 
     here = Path(__file__).resolve().parent
     sizes = import_path("polybench_sizes", here / "polybench" / "sizes.py")
@@ -202,8 +205,15 @@ def _winners(path: str, kernels: set[str] | None) -> Iterator[tuple[str, Any, di
                 continue
             function, candidate = text.split(": ", 1)
             fn = module[function.removeprefix("@")]
-            sched = Candidate.parse(candidate).schedule(*starting_schedules(fn))
-            yield f"{name} {'threads' if threads else 'one thread'}", sched, args
+            moves = Candidate.parse(candidate)
+            label = f"{name} {'threads' if threads else 'one thread'}"
+            yield label, functools.partial(_made, moves, fn), args
+
+
+def _made(candidate: Any, fn: pk.Function) -> Any:
+    from polykrnl.tuning.space import starting_schedules
+
+    return candidate.schedule(*starting_schedules(fn))
 
 
 def _run(kernel: Any, args: dict[str, Any], threads: int, buffers: dict[str, Any]) -> float:
@@ -245,12 +255,12 @@ def winners(path: str, kernels: set[str] | None, threads: int, rounds: int) -> i
     print("| winner | rewrite | without (ms) | with (ms) | without / with |")
     print("|---|---|---:|---:|---:|")
     buffers: dict[str, Any] = {}
-    for label, sched, args in _winners(path, kernels):
+    for label, make, args in _winners(path, kernels):
         n = threads if label.endswith("threads") else 1
-        with_it = sched.to_numba(parallel=n > 1, cache=False)
+        with_it = make().to_numba(parallel=n > 1, cache=False)
         for rewrite, off in REWRITES.items():
             with off():
-                without_it = sched.to_numba(parallel=n > 1, cache=False)
+                without_it = make().to_numba(parallel=n > 1, cache=False)
             if with_it.function_source == without_it.function_source:
                 continue
             got = (_outputs(k, args, n) for k in (with_it, without_it))

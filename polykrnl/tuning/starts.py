@@ -191,8 +191,9 @@ def _jammed(strips: Candidate, after: Schedule, tiles: Collection[str]) -> Candi
     changed = False
     for nest in range(len([n for n in after.nodes if hasattr(n, "body")])):
         chain = chain_of(after, nest)
-        if len(chain) < 3:
-            continue
+        marked = Move("parallel_at", (str(nest),), 0)
+        if len(chain) < 3 or marked not in moves:
+            continue  # (a loop of the recipe parallel already: its moves are not here)
         if chain[0] not in tiles:
             jam = _row_jam(moves, after, chain)
         else:
@@ -203,9 +204,7 @@ def _jammed(strips: Candidate, after: Schedule, tiles: Collection[str]) -> Candi
             jam = _jam_moves(moves, chain, above.name, above.kind == "point")
         if not jam:
             continue
-        at = moves.index(
-            next(m for m in moves if m.op == "parallel_at" and m.loops == (str(nest),))
-        )
+        at = moves.index(marked)
         moves[at:at] = jam
         changed = True
     if not changed:

@@ -85,23 +85,16 @@ class Move:
     size: int = 0
 
     def __str__(self) -> str:
-        if self.op == "block":
-            return f"block({self.loops[0]!r}, {self.size})"
-        if self.op == "skew":
-            return f"skew({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
-        if self.op in ("fuse", "surround"):
-            return f"{self.op}({self.loops[0]!r}, {self.loops[1]!r}, {self.size})"
+        """The step as a primitive's call (`Candidate.parse` reads it back)."""
         if self.op == "reorder":
             return f"reorder({list(self.loops)})"
-        if self.op == "unroll":
-            return f"unroll({self.loops[0]!r})"
-        if self.op == "parts":
-            return f"parallel_parts({self.loops[0]!r})"
         if self.op == "wavefront":
             return f"tile_wavefronts(nest {self.loops[0]})"
-        if self.op == "distribute":
-            return f"distribute({self.loops[0]!r})"
-        return f"parallel(nest {self.loops[0]}, depth {self.size})"
+        if self.op == "parallel_at":
+            return f"parallel(nest {self.loops[0]}, depth {self.size})"
+        name, _, sized = _SPELLED[self.op]
+        args = [repr(x) for x in self.loops] + ([str(self.size)] if sized else [])
+        return f"{name}({', '.join(args)})"
 
     def apply(self, s: Schedule) -> Schedule:
         """The schedule after this step; the primitives refuse what breaks a dependence."""
@@ -209,8 +202,8 @@ class Candidate:
 _STEP = re.compile(r"(\w+)\((.*)\)")
 #: `parallel(nest N, depth D)` and `tile_wavefronts(nest N)`: steps that name no loop
 _AT = re.compile(r"nest (\d+)(?:, depth (\d+))?")
-#: the steps written with Python literals, and the move each makes: (op, loop names
-#: taken, whether an integer follows them)
+#: the steps written with Python literals, by the name they are written with: (their
+#: move's op, the loop names taken, whether an integer follows them)
 _LITERAL_STEPS: dict[str, tuple[MoveOp, int, bool]] = {
     "block": ("block", 1, True),
     "skew": ("skew", 2, True),
@@ -220,6 +213,8 @@ _LITERAL_STEPS: dict[str, tuple[MoveOp, int, bool]] = {
     "parallel_parts": ("parts", 1, False),
     "distribute": ("distribute", 1, False),
 }
+#: the same by op: (the name written, loop names, sized), for `Move.__str__`
+_SPELLED = {op: (name, n, sized) for name, (op, n, sized) in _LITERAL_STEPS.items()}
 
 
 def _parse_move(step: str) -> Move:

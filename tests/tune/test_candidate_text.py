@@ -37,6 +37,15 @@ class _Random:
         return self.rng.choice(choices)
 
 
+def test_every_move_is_written_as_its_primitive_call() -> None:
+    """The text reports and the benchmarks' JSON have held since the search began."""
+    assert str(Candidate(EVERY_MOVE, recipe=True)) == (
+        "recipe > surround('j0', 'i1', 1) > fuse('i1', 'i2', 0) > skew('j', 'i', 2) > "
+        "block('i', 32) > reorder(['i_t', 'j', 'i']) > unroll('i') > parallel_parts('k') > "
+        "distribute('i2') > parallel(nest 1, depth 2) > tile_wavefronts(nest 0)"
+    )
+
+
 @pytest.mark.parametrize("move", EVERY_MOVE, ids=lambda m: m.op)
 def test_every_move_reads_back(move: Move) -> None:
     for recipe in (False, True):

@@ -216,15 +216,22 @@ def _made(candidate: Any, fn: pk.Function) -> Any:
     return candidate.schedule(*starting_schedules(fn))
 
 
-def _run(kernel: Any, args: dict[str, Any], threads: int, buffers: dict[str, Any]) -> float:
+def _run(
+    kernel: Any,
+    args: dict[str, Any],
+    threads: int,
+    buffers: dict[str, Any],
+    written: frozenset[str],
+) -> float:
     """One call's seconds on `threads` threads, on `args` copied into `buffers` (the
-    copy not timed; a short call after an untimed one, its threads awake)."""
+    copy not timed, only of the arrays in `written` after the first; a short call after
+    an untimed one, its threads awake), as pk.tune times."""
     import numba
 
     numba.set_num_threads(threads)
     if threads > 1:
-        kernel(**refilled(args, buffers))
-    a = refilled(args, buffers)
+        kernel(**refilled(args, buffers, written))
+    a = refilled(args, buffers, written)
     t = time.perf_counter()
     kernel(**a)
     return time.perf_counter() - t
@@ -257,7 +264,9 @@ def winners(path: str, kernels: set[str] | None, threads: int, rounds: int) -> i
     buffers: dict[str, Any] = {}
     for label, make, args in _winners(path, kernels):
         n = threads if label.endswith("threads") else 1
-        with_it = make().to_numba(parallel=n > 1, cache=False)
+        sched = make()
+        written = sched.program.written_arguments()
+        with_it = sched.to_numba(parallel=n > 1, cache=False)
         for rewrite, off in REWRITES.items():
             with off():
                 without_it = make().to_numba(parallel=n > 1, cache=False)
@@ -270,7 +279,7 @@ def winners(path: str, kernels: set[str] | None, threads: int, rounds: int) -> i
             times: dict[str, list[float]] = {"with": [], "without": []}
             for _ in range(rounds):
                 for key, k in (("with", with_it), ("without", without_it)):
-                    times[key].append(_run(k, args, n, buffers))
+                    times[key].append(_run(k, args, n, buffers, written))
             t = {key: 1000 * statistics.median(v) for key, v in times.items()}
             ratio = t["without"] / t["with"]
             print(f"| {label} | {rewrite} | {t['without']:.2f} | {t['with']:.2f} | {ratio:.2f} |")

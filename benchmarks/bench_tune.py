@@ -34,7 +34,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,6 +209,7 @@ def side_by_side(
     if time.perf_counter() + prepare + 1.5 * sum(r.seconds for r in results) > deadline:
         return best
     kernels = [r.schedule.to_numba(parallel=threads) for r in results]
+    written = written_by(r.schedule for r in results)
     for k in kernels:
         k.compile(**args)
     times: list[list[float]] = [[] for _ in kernels]
@@ -218,7 +219,7 @@ def side_by_side(
             break
         t_round = time.perf_counter()
         for i, k in enumerate(kernels):
-            a = fresh(args)
+            a = fresh(args, written)
             t0 = time.perf_counter()
             k(**a)
             times[i].append(time.perf_counter() - t0)
@@ -277,10 +278,11 @@ def tuned_row(
 
         calls["tuned parallel"] = call_par
         calls["C OpenMP"] = c_parallel
+    written = written_by([natural, recipe])
     short: set[str] = set()
     for name, call in calls.items():
         t0 = time.perf_counter()
-        call(fresh(args))  # warm-up (and the C library's build)
+        call(fresh(args, written))  # warm-up (and the C library's build)
         if time.perf_counter() - t0 < WARM_SECONDS:
             short.add(name)
     times: dict[str, list[float]] = {name: [] for name in calls}
@@ -302,11 +304,12 @@ def tuned_row(
                 # 0.18 ms after 10 ms idle, 0.12 after 2 ms), and C's OpenMP kernel ran
                 # right after ours on its threads, still spinning: each such call is
                 # timed after one untimed call of its own, alike for all.
-                call(fresh(args))
-            a = fresh(args)
+                call(fresh(args, written))
+            a = fresh(args, written)
             t0 = time.perf_counter()
             call(a)
             times[name].append(time.perf_counter() - t0)
+    unchanged(args, written)
     return {
         **label,
         "median": {name: statistics.median(t) for name, t in times.items()},
@@ -332,11 +335,27 @@ ROUNDS_SECONDS = 10.0
 _BUFFERS: dict[str, Any] = {}
 
 
-def fresh(args: dict[str, Any]) -> dict[str, Any]:
+def fresh(args: dict[str, Any], written: frozenset[str]) -> dict[str, Any]:
     """`args` copied into buffers made once per argument, as pk.tune's timings copy them
     (`measure.refilled`: a new copy per call gave the kernel's own output fresh pages,
-    whose faults depended on the order of the calls in a round)."""
-    return refilled(args, _BUFFERS)
+    whose faults depended on the order of the calls in a round); only the arrays in
+    `written` again at each call, as pk.tune's timings do."""
+    return refilled(args, _BUFFERS, written)
+
+
+def written_by(schedules: Iterable[pk.Schedule]) -> frozenset[str]:
+    """The arguments a call of any of `schedules`' functions may change."""
+    return frozenset().union(*(s.program.written_arguments() for s in schedules))
+
+
+def unchanged(args: dict[str, Any], written: frozenset[str]) -> None:
+    """Fail unless the buffers of the arrays outside `written` still hold `args`: every
+    kernel timed on them (the C ones too) left them as they were, so no call was timed
+    on another call's output."""
+    for name, (source, buf) in _BUFFERS.items():
+        kept = name not in written and source is args.get(name)
+        if kept and not np.array_equal(buf, source, equal_nan=buf.dtype.kind in "fc"):
+            raise AssertionError(f"%{name} changed, but no statement writes it")
 
 
 def geo(xs: list[float]) -> float:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Literal
 
 import islpy as isl
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from polykrnl.dialect import krnl as k
@@ -232,6 +233,20 @@ class PolyProgram:
     def written_arrays(self) -> set[str]:
         """The arrays some statement writes (or may write)."""
         return {a.array for s in self.statements for a in s.accesses if a.write}
+
+    def written_arguments(self) -> frozenset[str]:
+        """The names of the function's memref arguments that a call may change: those some
+        statement writes (or may write), through a view or not, and any whose array the
+        program does not know. The others keep their values across calls."""
+        written = self.written_arrays()
+        fn = self.function
+        out: set[str] = set()
+        for a, v in zip(fn.arguments, fn.op.body.block.args, strict=True):
+            if isinstance(a.type, MemRefType):
+                array = self.array_names.get(v)
+                if array is None or array in written:
+                    out.add(a.name)
+        return frozenset(out)
 
     @property
     def param_display(self) -> dict[str, str]:

@@ -23,7 +23,7 @@ import hashlib
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -116,8 +116,10 @@ class _State:
     small: dict[str, Any] = field(default_factory=dict)
     expected: tuple[dict[str, Any], tuple[Any, ...]] | None = None
     large: dict[str, Any] | None = None
-    # The buffers the inputs are copied into for each timed call (`refilled`).
+    # The buffers the inputs are copied into for each timed call (`refilled`), and the
+    # arguments a call may change (the only ones copied again).
     buffers: dict[str, Any] = field(default_factory=dict)
+    written: frozenset[str] | None = None
 
 
 _STATES: dict[Job, _State] = {}
@@ -205,6 +207,7 @@ def _state(job: Job) -> _State:
 
         fn = parse(job.source)[job.function]
         found = _STATES[job] = _State(fn, *starting_schedules(fn))
+        found.written = found.natural.program.written_arguments()
     return found
 
 
@@ -347,9 +350,9 @@ def _large(job: Job, st: _State) -> dict[str, Any]:
     return st.large
 
 
-def _call(kernel: Any, inputs: Mapping[str, Any], buffers: dict[str, Any]) -> float:
+def _call(kernel: Any, inputs: Mapping[str, Any], st: _State) -> float:
     """One call's seconds, on fresh copies of `inputs` (the copies are not timed)."""
-    args = refilled(inputs, buffers)
+    args = refilled(inputs, st.buffers, st.written)
     start = time.perf_counter()
     kernel(**args)
     return time.perf_counter() - start
@@ -364,7 +367,7 @@ def _timed(job: Job, st: _State, kernel: Any, cutoff: float) -> tuple[list[float
     times: list[float] = []
     warmup = job.warmup
     for k in range(job.warmup + max(job.repeats, MAX_REPEATS)):
-        t = _call(kernel, large, st.buffers)
+        t = _call(kernel, large, st)
         if k == 0 and t >= WARM_SECONDS:
             warmup = 0
         if k < warmup:
@@ -404,32 +407,46 @@ def retime(job: Job, candidates: Sequence[Candidate], rounds: int) -> list[tuple
     times: list[list[float]] = [[] for _ in candidates]
     with _TURNS.timing(job.threads):
         # a warm-up each, as the search's timings had
-        warm = [_call(kernel, large, st.buffers) for kernel in kernels]
+        warm = [_call(kernel, large, st) for kernel in kernels]
         for _ in range(rounds):
             for i, kernel in enumerate(kernels):
                 if job.threads and warm[i] < WARM_SECONDS:
                     # after the others' calls its threads sleep: a short kernel would be
                     # timed on their wake-up (conv's 0.12 ms twice as long after 10 ms
                     # idle), which the search's back-to-back calls did not see
-                    _call(kernel, large, st.buffers)
-                times[i].append(_call(kernel, large, st.buffers))
+                    _call(kernel, large, st)
+                times[i].append(_call(kernel, large, st))
     return [tuple(t) for t in times]
 
 
-def refilled(inputs: Mapping[str, Any], buffers: dict[str, Any]) -> dict[str, Any]:
+def refilled(
+    inputs: Mapping[str, Any], buffers: dict[str, Any], written: Collection[str] | None = None
+) -> dict[str, Any]:
     """`inputs` with every array copied into its buffer in `buffers` (by name, made at
     the first call). A new copy per call would be a new allocation per call: the
     allocator then hands the kernel's own result fresh pages, and their page faults
     (about 5 ms for 16 MB) weigh on a kernel that allocates its output as much as its
-    loops do, by an amount that depends on the order of the calls."""
+    loops do, by an amount that depends on the order of the calls.
+
+    `buffers` keeps, by name, the array last copied and its buffer.
+    `written`: the arrays a call may change (`PolyProgram.written_arguments`; None: all).
+    Only those are copied again at each call; the others once, into their new buffer,
+    and the kernel then reads them where the previous call left them. Copying mvt's 32
+    MB matrix before every call left it as the copy's dirty lines in one core's cache
+    (two threads 1.52 ms, 1.82x one thread; copying only x1 and x2: 1.32 ms, 1.86x, as
+    C's 1.94x) and cost every timed call of the search 3-5 ms it did not time."""
     out: dict[str, Any] = {}
     for k, v in inputs.items():
         if not isinstance(v, np.ndarray):
             out[k] = v
             continue
-        buf = buffers.get(k)
+        source, buf = buffers.get(k, (None, None))
         if buf is None or buf.shape != v.shape or buf.dtype != v.dtype:
-            buf = buffers[k] = np.empty_like(v)
+            buf = np.empty_like(v)
+        elif source is v and written is not None and k not in written:
+            out[k] = buf
+            continue
         np.copyto(buf, v)
+        buffers[k] = (v, buf)
         out[k] = buf
     return out

@@ -334,3 +334,19 @@ def test_timed_calls_copy_the_inputs_into_the_same_buffers() -> None:
     assert np.array_equal(second["A"], a) and a[0] == 0.0  # fresh values, `a` untouched
     third = measure.refilled({"A": np.arange(4.0)}, buffers)
     assert third["A"] is not first["A"] and third["A"].shape == (4,)
+
+
+def test_only_the_arrays_a_call_may_change_are_copied_again() -> None:
+    import numpy as np
+
+    buffers: dict[str, Any] = {}
+    a, b = np.arange(6.0), np.arange(3.0)
+    first = measure.refilled({"A": a, "B": b}, buffers, written={"A"})
+    assert np.array_equal(first["B"], b) and first["B"] is not b  # copied once
+    first["A"][0] = first["B"][0] = -1.0
+    second = measure.refilled({"A": a, "B": b}, buffers, written={"A"})
+    assert second["A"][0] == 0.0  # copied again
+    assert second["B"] is first["B"] and second["B"][0] == -1.0  # left as it was
+    # another array of the same shape under the same name is copied in
+    third = measure.refilled({"A": a, "B": b + 1}, buffers, written={"A"})
+    assert third["B"] is first["B"] and np.array_equal(third["B"], b + 1)

@@ -38,6 +38,30 @@ def test_a_candidate_is_checked_then_timed() -> None:
     assert illegal.status == "illegal" and illegal.seconds is None
 
 
+def test_timed_calls_copy_again_only_what_the_kernel_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job = Job(SMALL, "mm", (), repeats=2, seed=7)
+    copies: dict[int, int] = {}
+    copyto = np.copyto
+
+    def counted(dst: np.ndarray, src: np.ndarray) -> None:
+        copies[id(dst)] = copies.get(id(dst), 0) + 1
+        copyto(dst, src)
+
+    monkeypatch.setattr(measure.np, "copyto", counted)
+    outcome = evaluate(job, Candidate(()))
+    assert outcome.status == "timed", outcome.message
+    st = measure._state(job)
+    assert st.written == {"C"}
+    calls = job.warmup + len(outcome.times)
+    assert [copies[id(st.buffers[n][1])] for n in "ABC"] == [1, 1, calls]
+    large = st.large
+    assert large is not None  # C holds one call's result: it was copied before each
+    one_call = large["C"] + large["A"] @ large["B"]
+    assert np.allclose(st.buffers["C"][1], one_call)
+
+
 class _SpyTurns:
     """Turns that record what is held: ("compiling" or "timing", threads) or None."""
 

@@ -68,8 +68,9 @@ def tune(
     `cost` (a function of the candidate and its schedule, picklable) replaces compiling
     and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write
     (no skew, fusion or parallel parts).
-    `start`: candidates (or earlier results, by their winner) measured first, beside the
-    recipe; with `threads`, each also parallel, hoisted and in wavefronts
+    `start`: candidates (or earlier results: their winner, and a runner-up within 5% of
+    it, `TuneResult.starts`) measured first, beside the recipe; with `threads`, each
+    also parallel, hoisted and in wavefronts
     (`starts.start_candidates`; a one-thread winner is a good threaded start).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and

@@ -48,31 +48,42 @@ PARALLEL_MIN_BLOCK = 16
 
 #: rows of a sum into a parallel strip unrolled per step (`_jammed`)
 JAM_ROWS = 8
+#: the label of a result's runner-up and its variants, in place of "start"
+RUNNER_UP = "runner-up"
 
 
 def start_candidates(
     start: Sequence[Any], natural: Schedule, recipe: Schedule | None, space: Space
 ) -> list[Candidate]:
-    """The candidates to measure first from `start` (candidates, or results with a
-    `candidate`), each followed, when `space` has threads and it has no parallel loop
-    yet, by its threaded variants (`_threaded_starts`)."""
+    """The candidates to measure first from `start` (candidates, or results: their
+    `TuneResult.starts`, the winner and a runner-up as close as makes no difference),
+    each followed, when `space` has threads and it has no parallel loop yet, by its
+    threaded variants (`_threaded_starts`; a runner-up's labelled "runner-up, ...")."""
     out: list[Candidate] = []
     for given in start:
-        c = getattr(given, "candidate", given)
-        if not isinstance(c, Candidate):
-            raise ScheduleError(
-                f"a start of pk.tune is a Candidate or a TuneResult, not {type(given).__name__}"
-            )
-        c = Candidate(c.moves, c.recipe, "start")
-        out.append(c)
-        if not space.threads or any(m.op == "parallel_at" for m in c.moves):
-            continue
-        try:
-            s = c.schedule(natural, recipe)
-        except ScheduleError:
-            continue  # the search will say why (pruned or refused)
-        out += _threaded_starts(c, s, space)
+        found = given.starts() if callable(getattr(given, "starts", None)) else [given]
+        for k, c in enumerate(found):
+            if not isinstance(c, Candidate):
+                raise ScheduleError(
+                    f"a start of pk.tune is a Candidate or a TuneResult, not {type(c).__name__}"
+                )
+            name = "start" if k == 0 else RUNNER_UP
+            made = _variants(Candidate(c.moves, c.recipe, "start"), natural, recipe, space)
+            out += [Candidate(v.moves, v.recipe, v.label.replace("start", name, 1)) for v in made]
     return out
+
+
+def _variants(
+    c: Candidate, natural: Schedule, recipe: Schedule | None, space: Space
+) -> list[Candidate]:
+    """`c`, then its threaded variants when `space` has threads and `c` no parallel loop."""
+    if not space.threads or any(m.op == "parallel_at" for m in c.moves):
+        return [c]
+    try:
+        s = c.schedule(natural, recipe)
+    except ScheduleError:
+        return [c]  # the search will say why (pruned or refused)
+    return [c, *_threaded_starts(c, s, space)]
 
 
 def _threaded_starts(c: Candidate, s: Schedule, space: Space) -> list[Candidate]:

@@ -125,6 +125,41 @@ def test_tune_measures_the_start_and_its_parallel_form_first() -> None:
     assert again.tried[0].outcome.candidate == result.candidate
 
 
+def _timed_result(times: dict[Candidate, float]) -> pk.TuneResult:
+    """A measured result whose candidates took `times` (the fastest the winner)."""
+    from polykrnl.tuning.measure import Outcome
+    from polykrnl.tuning.result import TuneResult
+    from polykrnl.tuning.search import Tried
+
+    natural = _natural()
+    tried = tuple(
+        Tried(n, Outcome(c, "timed", seconds=t), 0.0) for n, (c, t) in enumerate(times.items())
+    )
+    best = min(times, key=lambda c: times[c])
+    return TuneResult("st", best.schedule(natural), best, times[best], None, None, tried)
+
+
+def test_a_result_starts_with_its_runner_up_when_the_timing_cannot_tell_them_apart() -> None:
+    natural = _natural()
+    a = Candidate((Move("block", ("i",), 16),))
+    b = Candidate((Move("block", ("i",), 8),))
+    c = Candidate((Move("block", ("j",), 8),))
+    close = _timed_result({a: 2.0, b: 2.0 * 1.04, c: 3.0})
+    assert close.starts() == [a, b]
+    assert _timed_result({a: 2.0, b: 2.0 * 1.06, c: 3.0}).starts() == [a]
+    # a cost is no timing: its order is exact
+    assert dataclasses.replace(close, measured=False).starts() == [a]
+    # with threads, each is tried with its variants, the runner-up's labelled as such
+    found = start_candidates([close], natural, None, space_of(natural, threads=True))
+    assert [x.label for x in found] == [
+        "start",
+        "start, parallel",
+        "runner-up",
+        "runner-up, parallel",
+    ]
+    assert found[2] == b and found[3].moves == (*b.moves, Move("parallel_at", ("0",), 1))
+
+
 def test_a_start_tiled_across_time_is_tried_again_with_its_tiles_in_wavefronts() -> None:
     """The stencil fused (one behind), skewed and tiled across time (t_t, i_t, t, i): no
     loop of it is parallel (the fused i reads what i - 1 wrote). Skewing i_t by t_t by

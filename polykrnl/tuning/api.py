@@ -69,9 +69,8 @@ def tune(
     and timing, for tests and examples. `skew=False` keeps to schedules Krnl can write
     (no skew, fusion or parallel parts).
     `start`: candidates (or earlier results: their winner, and a runner-up within 5% of
-    it, `TuneResult.starts`) measured first, beside the recipe; with `threads`, each
-    also parallel, hoisted and in wavefronts
-    (`starts.start_candidates`; a one-thread winner is a good threaded start).
+    it, `TuneResult.starts`) measured first, beside the recipe; with `threads`, each also
+    parallel, hoisted, in wavefronts (`starts.start_candidates`: a one-thread winner).
 
     Needs ``polykrnl[tune]`` (Optuna; dask.distributed for `dask`) and
     ``polykrnl[numba]``. Raises `ArgumentError` for a bad size or budget,

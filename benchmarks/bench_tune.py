@@ -5,8 +5,10 @@ as written (its nests distributed by hand; the search offers distribution only i
 tiles) with its recipe as a seed, the two searches and the choice between their winners
 within --budget seconds (`searched`), Numba one thread, on a local pool; with --threads
 N > 1, a second such search with threads (`pk.tune(..., threads=True)`), each function
-from its own one-thread winner. Then one process times, in rounds interleaved across
-them and on fresh copies of the same inputs (a kernel whose call is shorter than
+from its own one-thread winner. Then a fresh process (--processes of them, one after
+another, when a round is shorter than SHORT_ROUND_SECONDS: medians across them of each
+kernel's median) times, in rounds interleaved across them and on copies of the same
+inputs (only the arrays the program writes copied again before each call; a kernel whose call is shorter than
 WARM_SECONDS right after an untimed call of its own, its threads awake), the Numba
 kernels (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
@@ -32,6 +34,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -49,6 +52,7 @@ sys.path.insert(0, str(HERE))
 from _common import import_path, machine  # noqa: E402
 
 import polykrnl as pk  # noqa: E402
+from polykrnl.tuning import Candidate  # noqa: E402
 from polykrnl.tuning.measure import WARM_SECONDS, refilled  # noqa: E402
 from polykrnl.tuning.space import starting_schedules  # noqa: E402
 
@@ -88,32 +92,41 @@ def numba_module() -> Any:
     return numba
 
 
-def bench(
-    kernel: str, dataset: str, budget: float, rounds: int, seed: int, threads: int
-) -> dict[str, Any]:
-    """Tune PolyBench's `kernel` (one thread; with `threads` > 1, again with threads)
-    and time the kernels beside C in interleaved rounds."""
+@dataclass(frozen=True)
+class Program:
+    """One benchmarked program, made the same in every process that times it: its
+    functions (`@K` and `@K_tiled`, or an onnx-mlir program's one), the arguments,
+    the natural and recipe schedules, C's one-thread call and (with threads) OpenMP's."""
+
+    fns: list[pk.Function]
+    args: dict[str, Any]
+    natural: pk.Schedule
+    recipe: pk.Schedule
+    c: Callable[[dict[str, Any]], Any]
+    c_parallel: Callable[[dict[str, Any]], Any] | None
+    label: dict[str, str]
+
+
+def polybench(kernel: str, dataset: str, threads: int) -> Program:
+    """PolyBench's `kernel` (`@K`, `@K_tiled`, hand.c) at `dataset`."""
     mod = pk.load(str(HERE / "polybench" / f"{kernel}.mlir"))
-    args = sizes.arguments(kernel, dataset, seed=1)
     tiled = mod[f"{kernel}_tiled"]
     c_one = c_kernels.c_kernel(kernel)
     c_par = c_kernels.c_kernel(kernel, True, threads=threads) if threads > 1 else None
-    return tuned_row(
+    return Program(
         [mod[kernel], tiled],
-        args,
+        sizes.arguments(kernel, dataset, seed=1),
         natural=pk.schedule(mod[kernel]),
         recipe=pk.schedule(tiled),
         c=lambda a: c_one(**a),
         c_parallel=(lambda a: c_par(**a)) if c_par is not None else None,
-        settings=Settings(budget, rounds, seed, threads),
         label={"kernel": kernel, "dataset": dataset},
     )
 
 
-def bench_onnx(name: str, budget: float, rounds: int, seed: int, threads: int) -> dict[str, Any]:
-    """Tune an onnx-mlir-shaped program of onnx_shapes.py at its timed size: the loops
-    as written ("natural"), onnx-mlir's own recipe ("recipe"), and C -O3 (with `threads`
-    > 1, again with threads, beside C's OpenMP build)."""
+def onnx_program(name: str, seed: int, threads: int) -> Program:
+    """An onnx-mlir-shaped program of onnx_shapes.py at its timed size: the loops as
+    written ("natural"), onnx-mlir's own recipe ("recipe"), and onnx_shapes.c."""
     program = onnx_shapes.BY_NAME[name]
     fn = pk.parse(program.text(*program.big)).functions[0]
     args = onnx_shapes.inputs_of(fn, np.random.default_rng(seed))
@@ -128,16 +141,22 @@ def bench_onnx(name: str, budget: float, rounds: int, seed: int, threads: int) -
     # As pk.tune starts: a program whose statements only mean something in its blocked
     # nest (the SIMD form, krnl.matmul in tile loops) starts from its recipe.
     natural, recipe = starting_schedules(fn)
-    return tuned_row(
+    return Program(
         [fn],
         args,
         natural=natural,
         recipe=recipe or natural,
         c=lambda a: c_fn(*(a[n] for n in names)),
         c_parallel=(lambda a: c_par(*(a[n] for n in names))) if c_par is not None else None,
-        settings=Settings(budget, rounds, seed, threads),
         label={"kernel": name, "dataset": "x".join(map(str, program.big))},
     )
+
+
+def make_program(spec: dict[str, Any]) -> Program:
+    """The program a `--time-row` spec names (made again in the timing process)."""
+    if spec["onnx"]:
+        return onnx_program(spec["kernel"], spec["seed"], spec["threads"])
+    return polybench(spec["kernel"], spec["dataset"], spec["threads"])
 
 
 @dataclass(frozen=True)
@@ -146,6 +165,7 @@ class Settings:
     rounds: int
     seed: int
     threads: int
+    processes: int = 3  # fresh processes timing the rounds (`tuned_row`)
 
 
 #: of a program's budget with two functions (@K, @K_tiled), the share kept to time their
@@ -236,49 +256,109 @@ def _prepare_seconds(result: Any) -> float:
     return max(made, default=0.0)
 
 
-def tuned_row(
-    fns: list[pk.Function],
-    args: dict[str, Any],
-    *,
-    natural: pk.Schedule,
-    recipe: pk.Schedule,
-    c: Callable[[dict[str, Any]], Any],
-    c_parallel: Callable[[dict[str, Any]], Any] | None,
-    settings: Settings,
-    label: dict[str, str],
-) -> dict[str, Any]:
-    """Tune `fns` (one program), then time natural, recipe, tuned and C in rounds."""
+def tuned_row(prog: Program, settings: Settings, spec: dict[str, Any]) -> dict[str, Any]:
+    """Tune `prog`'s functions (one thread; with threads, again with threads), then time
+    natural, recipe, the winners and C in rounds in a fresh process (`--time-row`, `spec`
+    naming the program), and when a round is shorter than SHORT_ROUND_SECONDS in
+    `settings.processes` of them: medians across them of each kernel's median. What one
+    process leaves weighs on all of its rounds alike (the placement of its arrays in
+    memory, what ran before in it): mvt's parallel winner timed 1.92 ms in rounds after
+    five other programs' in one process, 1.34-1.51 in processes of its own."""
     numba_module().set_num_threads(1)
     SPLITS.clear()
-    result, seconds, source, own = searched(fns, args, settings, threads=False)
-    kernels = {
-        "natural": natural.to_numba(parallel=False),
-        "recipe": recipe.to_numba(parallel=False),
-        "tuned": result.schedule.to_numba(parallel=False),
-    }
-    for k in kernels.values():
-        k.compile(**args)
-    calls = {name: one_thread(k) for name, k in kernels.items()}
-    calls["C -O3"] = c
+    result, seconds, source, own = searched(prog.fns, prog.args, settings, threads=False)
+    winners = {"tuned": (source, str(result.candidate))}
     parallel: dict[str, Any] = {}
-    if settings.threads > 1 and c_parallel is not None:
+    if settings.threads > 1 and prog.c_parallel is not None:
         numba_module().set_num_threads(settings.threads)
         # Each function's threaded search starts from its own one-thread winner: the
         # other function's may be the one whose threads scale (mvt: @mvt's rows, hoisted
         # outermost, 1.6x on two threads; @mvt_tiled's, 1.4x).
-        par, par_seconds, par_source, _ = searched(fns, args, settings, threads=True, starts=own)
+        par, par_seconds, par_source, _ = searched(
+            prog.fns, prog.args, settings, threads=True, starts=own
+        )
         parallel = {"searched": par_seconds, "winner": f"@{par_source}: {par.candidate}"}
         parallel["tried"], parallel["pruned"] = len(par.tried), par.pruned
-        tuned_par = par.schedule.to_numba(parallel=True)
-        tuned_par.compile(**args)
+        winners["tuned parallel"] = (par_source, str(par.candidate))
+    processes = [timed_elsewhere(spec, winners, settings)]
+    if sum(processes[0]["median"].values()) < SHORT_ROUND_SECONDS:
+        processes += [
+            timed_elsewhere(spec, winners, settings) for _ in range(settings.processes - 1)
+        ]
+    names = processes[0]["median"]
+    return {
+        **prog.label,
+        "median": {n: statistics.median(p["median"][n] for p in processes) for n in names},
+        "processes": [p["median"] for p in processes],
+        "rounds": min(p["rounds"] for p in processes),
+        "tried": len(result.tried),
+        "pruned": result.pruned,
+        "searched": seconds,
+        "final_rounds": result.final_rounds,
+        "winner": f"@{source}: {result.candidate}",
+        "verdict": result.verdict,
+        "parallel": parallel,
+        "load_average": list(os.getloadavg()),
+        "search_splits": list(SPLITS),
+    }
+
+
+def timed_elsewhere(
+    spec: dict[str, Any], winners: dict[str, tuple[str, str]], settings: Settings
+) -> dict[str, Any]:
+    """`timed_rounds` of the program `spec` names with `winners`, in a fresh process."""
+    order = {**spec, "winners": winners, "rounds": settings.rounds}
+    done = subprocess.run(
+        [sys.executable, __file__, "--time-row", json.dumps(order)],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def timed_rounds(order: dict[str, Any]) -> dict[str, Any]:
+    """The medians of the natural order, the recipe, the winners (`order["winners"]`:
+    kernel -> function and candidate text) and C, timed in interleaved rounds in this
+    process (`--time-row`)."""
+    prog = make_program(order)
+    threads = order["threads"]
+    by_name = {f.name: f for f in prog.fns}
+
+    def winner(which: str, parallel: bool) -> Any:
+        source, text = order["winners"][which]
+        fn = by_name[source]
+        return Candidate.parse(text).schedule(*starting_schedules(fn)).to_numba(parallel=parallel)
+
+    kernels = {
+        "natural": prog.natural.to_numba(parallel=False),
+        "recipe": prog.recipe.to_numba(parallel=False),
+        "tuned": winner("tuned", False),
+    }
+    for k in kernels.values():
+        k.compile(**prog.args)
+    calls = {name: one_thread(k) for name, k in kernels.items()}
+    calls["C -O3"] = prog.c
+    if "tuned parallel" in order["winners"] and prog.c_parallel is not None:
+        tuned_par = winner("tuned parallel", True)
+        tuned_par.compile(**prog.args)
 
         def call_par(a: dict[str, Any]) -> None:
-            numba_module().set_num_threads(settings.threads)
+            numba_module().set_num_threads(threads)
             tuned_par(**a)
 
         calls["tuned parallel"] = call_par
-        calls["C OpenMP"] = c_parallel
-    written = written_by([natural, recipe])
+        calls["C OpenMP"] = prog.c_parallel
+    return rounds_of(calls, prog.args, written_by([prog.natural, prog.recipe]), order["rounds"])
+
+
+def rounds_of(
+    calls: dict[str, Callable[[dict[str, Any]], Any]],
+    args: dict[str, Any],
+    written: frozenset[str],
+    rounds: int,
+) -> dict[str, Any]:
+    """The median time of each of `calls` in interleaved rounds, and how many rounds."""
     short: set[str] = set()
     for name, call in calls.items():
         t0 = time.perf_counter()
@@ -287,8 +367,8 @@ def tuned_row(
             short.add(name)
     times: dict[str, list[float]] = {name: [] for name in calls}
     t_rounds = time.perf_counter()
-    while len(times["tuned"]) < settings.rounds or (
-        len(times["tuned"]) < MORE_ROUNDS * settings.rounds
+    while len(times["tuned"]) < rounds or (
+        len(times["tuned"]) < MORE_ROUNDS * rounds
         and time.perf_counter() - t_rounds < ROUNDS_SECONDS
     ):
         # Each round starts one kernel further on: a kernel always timed after the same
@@ -311,20 +391,14 @@ def tuned_row(
             times[name].append(time.perf_counter() - t0)
     unchanged(args, written)
     return {
-        **label,
         "median": {name: statistics.median(t) for name, t in times.items()},
         "rounds": len(times["tuned"]),
-        "tried": len(result.tried),
-        "pruned": result.pruned,
-        "searched": seconds,
-        "final_rounds": result.final_rounds,
-        "winner": f"@{source}: {result.candidate}",
-        "verdict": result.verdict,
-        "parallel": parallel,
-        "load_average": list(os.getloadavg()),
-        "search_splits": list(SPLITS),
     }
 
+
+#: a program whose round (each kernel once) is shorter is timed in `Settings.processes`
+#: fresh processes (a longer one in one: a round of seidel-2d's kernels takes seconds)
+SHORT_ROUND_SECONDS = 1.0
 
 #: short kernels get more rounds than --rounds: up to MORE_ROUNDS times as many, while
 #: the rounds so far took less than ROUNDS_SECONDS (the median of 5 calls of mvt's 1.5 ms
@@ -423,7 +497,14 @@ def main() -> None:
     )
     p.add_argument("--json", help="also write the rows (and the machine) here")
     p.add_argument("--table-from", help="print the tables of a --json file, run nothing")
+    p.add_argument(
+        "--processes", type=int, default=3, help="fresh processes timing each program's rounds"
+    )
+    p.add_argument("--time-row", help=argparse.SUPPRESS)  # a timing process's order (JSON)
     a = p.parse_args()
+    if a.time_row:
+        print(json.dumps(timed_rounds(json.loads(a.time_row))))
+        return
     if a.table_from:
         saved = json.loads(Path(a.table_from).read_text())
         print(table(saved["rows"], saved.get("machine")))
@@ -437,12 +518,12 @@ def main() -> None:
     if a.threads > 1:
         # Before any search: what a second thread can add here, for the threads table.
         info.update(threads=a.threads, core_probe=core_probe.probe(a.threads))
+    settings = Settings(budget, a.rounds, a.seed, a.threads, a.processes)
     for kernel in names:
-        r = (
-            bench_onnx(kernel, budget, a.rounds, a.seed, a.threads)
-            if a.onnx
-            else bench(kernel, a.dataset, budget, a.rounds, a.seed, a.threads)
-        )
+        spec = {"kernel": kernel, "dataset": a.dataset, "onnx": bool(a.onnx)}
+        spec.update(seed=a.seed, threads=a.threads)
+        prog = make_program(spec)
+        r = tuned_row(prog, settings, spec)
         print(f"{kernel}: {r}", file=sys.stderr, flush=True)
         rows.append(r)
         if a.json:  # after every kernel: a long run cut short keeps what it measured

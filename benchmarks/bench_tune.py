@@ -8,8 +8,9 @@ N > 1, a second such search with threads (`pk.tune(..., threads=True)`), each fu
 from its own one-thread winner. Then a fresh process (--processes of them, one after
 another, when a round is shorter than SHORT_ROUND_SECONDS: medians across them of each
 kernel's median) times, in rounds interleaved across them and on copies of the same
-inputs (only the arrays the program writes copied again before each call; a kernel whose call is shorter than
-WARM_SECONDS right after an untimed call of its own, its threads awake), the Numba
+inputs (only the arrays the program writes copied again before each call; a kernel
+whose call is shorter than WARM_SECONDS right after an untimed call of its own, its
+threads awake), the Numba
 kernels (`parallel=False`, one thread) of `@<kernel>` in its natural order, of `@<kernel>_tiled`'s
 recipe and of the winner, the C version of benchmarks/polybench/hand.c (gcc -O3, one
 thread), and with --threads the parallel winner on N threads and C OpenMP on N threads;

@@ -117,7 +117,7 @@ class _State:
     expected: tuple[dict[str, Any], tuple[Any, ...]] | None = None
     large: dict[str, Any] | None = None
     # The buffers the inputs are copied into for each timed call (`refilled`), and the
-    # arguments a call may change (the only ones copied again).
+    # arguments a call may change, the only ones copied again (None: all).
     buffers: dict[str, Any] = field(default_factory=dict)
     written: frozenset[str] | None = None
 
@@ -206,8 +206,9 @@ def _state(job: Job) -> _State:
         from polykrnl.reader.parser import parse
 
         fn = parse(job.source)[job.function]
-        found = _STATES[job] = _State(fn, *starting_schedules(fn))
-        found.written = found.natural.program.written_arguments()
+        natural, recipe = starting_schedules(fn)
+        written = natural.program.written_arguments()
+        found = _STATES[job] = _State(fn, natural, recipe, written=written)
     return found
 
 
